@@ -1,0 +1,22 @@
+# lotusim: `make demo` runs the demo, `make test` runs the tests; each bootstraps everything it needs first
+# (tools/bootstrap.sh: venv, ROS 2 wheels or the sourced ROS 2, interface build, editable install, env.sh).
+SHELL := /bin/bash
+.PHONY: bootstrap demo test lint bench clean
+
+bootstrap:
+	@bash tools/bootstrap.sh
+
+demo: bootstrap
+	@. ./env.sh && lotusim demo
+
+test: bootstrap
+	@. ./env.sh && python -m pytest
+
+lint: bootstrap
+	@. ./env.sh && ruff check lotusim bench tools && ruff format --check lotusim bench tools
+
+bench: bootstrap
+	@. ./env.sh && lotusim bench dynamics --vessels 1,10,100,1000,10000
+
+clean:
+	rm -rf .venv build env.sh

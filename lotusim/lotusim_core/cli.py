@@ -1,0 +1,40 @@
+"""The `lotusim` command line: run simulations and the tools around them without `ros2 launch`.
+
+Each subcommand lives in its own module exposing `register(subparsers)`; add new ones to SUBCOMMANDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# module path of each subcommand group, in help order
+SUBCOMMANDS = [
+    "lotusim_core.cli_run",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lotusim", description="lotusim marine fleet simulator for ROS 2")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module_name in SUBCOMMANDS:
+        importlib.import_module(module_name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `lotusim` console script; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except (ValueError, FileNotFoundError) as exc:  # configuration errors: one clear line, no traceback
+        print(f"lotusim: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

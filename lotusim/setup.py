@@ -1,0 +1,35 @@
+"""ament_python package `lotusim` (also pip-installable: `pip install -e lotusim`)."""
+
+from glob import glob
+
+from setuptools import setup
+
+PACKAGE = "lotusim"
+MODULES = ["lotusim_core", "lotusim_physics", "lotusim_env", "lotusim_sensors"]
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=[m for m in MODULES],
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config/vehicles", glob("config/vehicles/*.yaml")),
+        (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="lotusim maintainers",
+    maintainer_email="maintainers@lotusim.org",
+    description="Marine fleet simulator for ROS 2",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            # The user CLI (`lotusim run SCENARIO`, `lotusim bench ...`) and one executable per node, so that
+            # `ros2 run lotusim <node>` and launch files start the same code as the CLI.
+            "lotusim = lotusim_core.cli:main",
+            "current_server = lotusim_env.current_server:main",
+        ],
+    },
+)

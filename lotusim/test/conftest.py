@@ -1,0 +1,52 @@
+"""Shared test fixtures: ROS isolation (one DDS domain per test process) and an rclpy context per test.
+
+A distinct ROS_DOMAIN_ID per test process is the only isolation that holds across processes
+(shared/reference/ros2_pip.md): we take the first free id in 1..100 by holding an exclusive lock file on it
+for the life of the process, so concurrent pytest runs on one machine never share a domain.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+
+import pytest
+
+_DOMAIN_LOCK = None
+
+
+def _claim_domain_id() -> int:
+    global _DOMAIN_LOCK
+    for domain in range(1, 101):
+        path = os.path.join(tempfile.gettempdir(), f"lotusim-ros-domain-{domain}.lock")
+        handle = open(path, "w")  # noqa: SIM115 - held open for the life of the process
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _DOMAIN_LOCK = handle
+        return domain
+    raise RuntimeError("no free ROS domain id in 1..100 for the tests")
+
+
+# Set before any rclpy import: the environment is read when a context is initialised, and subprocesses
+# inherit it.
+os.environ["ROS_DOMAIN_ID"] = str(_claim_domain_id())
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+# UDP only: killed processes would otherwise leave Fast DDS shared-memory files in /dev/shm.
+os.environ.setdefault("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
+
+
+@pytest.fixture
+def ros_context():
+    """A fresh rclpy context for one test, shut down afterwards (executors first, then nodes)."""
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    context = rclpy.Context()
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    yield context
+    context.try_shutdown()
