@@ -1,0 +1,130 @@
+"""A vehicle model as the physics consumes it: the validated, numeric form of config/vehicles/<model>.yaml.
+
+Conventions (Fossen, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed. 2021, ch. 2-3 and 6-8):
+- Body frame FRD (x forward, y starboard, z down), origin CO (the body-fixed reference point); the world frame
+  used inside the physics is NED. Conversion to ROS ENU/FLU happens only in lotusim_core.frames.
+- Generalised velocity nu = [u, v, w, p, q, r] (m/s, rad/s), generalised force tau = [X, Y, Z, K, M, N] (N, N m).
+- All matrices are given as positive magnitudes in the sense of the equation of motion
+      (M_RB + M_A) nu_r_dot + C_RB(nu) nu + C_A(nu_r) nu_r + D(nu_r) nu_r + g(eta) = tau
+  i.e. M_A = -diag(X_udot, ...) (positive definite), D_lin = -diag(X_u, ...), D_quad = -diag(X_u|u|, ...) with
+  the quadratic damping force -(D_quad @ diag(|nu_r|)) nu_r.
+
+This module only defines the data; lotusim_core.catalogue loads and validates it from YAML, and
+lotusim_physics builds the batched fleet arrays from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ThrusterSpec:
+    """One thruster (propeller), fixed to the body.
+
+    Thrust along `direction_frd` (unit vector) applied at `position_frd_m` (from CO, FRD).
+    Command: the rotor speed set-point in `command_unit` ("rpm", "rps", "rad_s") or a normalised throttle
+    ("normalized", in [-1, 1], for curve models such as t200). The rotor follows the command with a
+    first-order lag `time_constant_s`.
+    Thrust models:
+      - "quadratic": T = rho * D^4 * K_T * n|n|, n in rev/s (Fossen 2021 eq. 9.3 with constant K_T);
+        reverse thrust uses kt_reverse when given. Reaction torque Q = rho D^5 K_Q n|n| about the axis.
+      - "t200": Blue Robotics T200 thrust vs. normalised command, 003_7c0f01d86835af2a.txt Eq. 16, Table 2
+        parameters in `curve` (the catalogue file says which).
+    """
+
+    name: str
+    position_frd_m: np.ndarray  # (3,)
+    direction_frd: np.ndarray  # (3,) unit
+    model: str  # "quadratic" | "t200"
+    command_unit: str  # "rpm" | "rps" | "rad_s" | "normalized"
+    command_min: float
+    command_max: float
+    time_constant_s: float
+    diameter_m: float = 0.0
+    kt: float = 0.0
+    kt_reverse: float | None = None
+    kq: float = 0.0  # torque coefficient (reaction moment about the axis, sign = propeller handedness)
+    curve: dict[str, float] = field(default_factory=dict)  # parameters of a curve model (t200)
+
+
+@dataclass(frozen=True)
+class FinSpec:
+    """One control surface (fin / rudder / elevator), N-fin model of 004_786a75be5c5bda5f.txt Eqs. 4-9.
+
+    The fin sits at `position_frd_m` (centre of pressure, from CO). `roll_angle_rad` is the fin's angular
+    position around the body x axis (0 = top vertical fin, pi/2 = starboard horizontal fin, ...), which sets its
+    lift direction. Lift = 1/2 rho |v|^2 area C_L(alpha), C_L piecewise linear: slope `lift_slope_per_rad` up to
+    `stall_angle_rad`, then `post_stall_slope_per_rad`; drag = 1/2 rho |v|^2 area (cd0 + k alpha^2 form via
+    `induced_drag_factor`). Deflection follows the command with `time_constant_s` and `rate_limit_rad_s`,
+    limited to +-`max_angle_rad`.
+    """
+
+    name: str
+    position_frd_m: np.ndarray  # (3,)
+    roll_angle_rad: float
+    area_m2: float
+    lift_slope_per_rad: float
+    stall_angle_rad: float
+    post_stall_slope_per_rad: float
+    cd0: float
+    induced_drag_factor: float
+    max_angle_rad: float
+    time_constant_s: float
+    rate_limit_rad_s: float
+
+
+@dataclass(frozen=True)
+class WindSpec:
+    """Wind load coefficients of a surface vessel (003_7c0f01d86835af2a.txt wind model / Fossen 2021 sec. 10.1)."""
+
+    frontal_area_m2: float
+    lateral_area_m2: float
+    length_m: float
+    cx: float
+    cy: float
+    cn: float
+    air_density_kgm3: float = 1.225
+
+
+@dataclass(frozen=True)
+class SurfaceHydrostatics:
+    """Hydrostatics of a surface vessel (Fossen 2021 sec. 4.2): restoring in heave, roll, pitch about the
+    equilibrium waterline. Buoyancy grows with immersion and vanishes above the waterline (no buoyancy when
+    the hull is out of the water)."""
+
+    waterplane_area_m2: float
+    gm_transverse_m: float
+    gm_longitudinal_m: float
+    draft_m: float  # equilibrium draft (m); the body origin CO sits at the waterline at rest
+
+
+@dataclass(frozen=True)
+class VehicleSpec:
+    """Everything the physics needs about one vehicle model (SI units, body FRD, origin CO)."""
+
+    name: str
+    domain: str  # "underwater" | "surface"
+    description: str
+    mass_kg: float
+    inertia_cg_kgm2: np.ndarray  # (3, 3) about the CG, body axes
+    cg_frd_m: np.ndarray  # (3,) CG from CO
+    added_mass: np.ndarray  # (6, 6) M_A, symmetric positive semi-definite
+    damping_linear: np.ndarray  # (6, 6) D_lin
+    damping_quadratic: np.ndarray  # (6, 6) D_quad
+    # underwater hydrostatics: displaced volume and centre of buoyancy (used when domain == "underwater")
+    volume_m3: float = 0.0
+    cb_frd_m: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    surface: SurfaceHydrostatics | None = None  # used when domain == "surface"
+    # C_A(nu_r) in Fossen's skew-symmetric form; if a vehicle file switches Munk-moment terms off it must say
+    # why (coriolis_note); the physics never drops terms silently.
+    coriolis_added_mass: str = "full"  # "full" | "no_munk" | "off"
+    coriolis_note: str = ""
+    thrusters: tuple[ThrusterSpec, ...] = ()
+    fins: tuple[FinSpec, ...] = ()
+    wind: WindSpec | None = None
+    water_density_kgm3: float = 1025.0
+    sensors: dict = field(default_factory=dict)  # default sensor suite (schema: docs/sensors.md)
+    sources: dict[str, str] = field(default_factory=dict)  # key -> citation, for every number
