@@ -17,6 +17,11 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config/vehicles", glob("config/vehicles/*.yaml")),
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
+        # Copernicus current-evaluation data (docs/validation.md): the folder's README/MANIFEST and each window
+        *[
+            (f"share/{PACKAGE}/{d.rstrip('/')}", glob(f"{d.rstrip('/')}/*.*"))
+            for d in ["data/copernicus_brest", *sorted(glob("data/copernicus_brest/*/"))]
+        ],
     ],
     install_requires=["setuptools"],
     zip_safe=True,
