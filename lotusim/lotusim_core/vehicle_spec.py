@@ -33,6 +33,13 @@ class ThrusterSpec:
         reverse thrust uses kt_reverse when given. Reaction torque Q = rho D^5 K_Q n|n| about the axis.
       - "t200": Blue Robotics T200 thrust vs. normalised command, 003_7c0f01d86835af2a.txt Eq. 16, Table 2
         parameters in `curve` (the catalogue file says which).
+      - "glf": the same generalised logistic curve (Eq. 16 form, also VRX usv_gazebo_thrust_plugin mappingType 1)
+        for other thrusters, e.g. the WAM-V's; parameters in `curve`.
+    `curve` keys for "t200" and "glf" (thrust in N, cmd in [-1, 1]):
+        T(cmd) = 0                                                   for |cmd| <= deadband
+        T(cmd) = a_pos + (k_pos - a_pos) / (c_pos + exp(-b_pos (cmd - m_pos)))^(1 / nu_pos)   for cmd > deadband
+        T(cmd) = a_neg + (k_neg - a_neg) / (c_neg + exp(-b_neg (cmd - m_neg)))^(1 / nu_neg)   for cmd < -deadband
+        then clipped to [max_force_rev_n, max_force_fwd_n] (max_force_rev_n < 0).
     """
 
     name: str
