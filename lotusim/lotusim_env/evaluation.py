@@ -178,12 +178,13 @@ class TruthPoints:
 
 def truth_points(window: Window) -> TruthPoints:
     """The day-1 points and their observed currents, with ENU positions for model queries."""
-    import pymap3d
+    from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
 
     t, d, la, lo = np.meshgrid(np.arange(4, 8), *(np.arange(n) for n in window.uv_mps.shape[1:4]), indexing="ij")
     grid_index = np.stack([t.ravel(), d.ravel(), la.ravel(), lo.ravel()], axis=-1)
-    lat0, lon0 = float(window.lat_deg.mean()), float(window.lon_deg.mean())
-    east, north, _ = pymap3d.geodetic2enu(window.lat_deg[la.ravel()], window.lon_deg[lo.ravel()], 0.0, lat0, lon0, 0.0)
+    origin = GeodeticOrigin(float(window.lat_deg.mean()), float(window.lon_deg.mean()))
+    surface = np.column_stack([window.lat_deg[la.ravel()], window.lon_deg[lo.ravel()], np.zeros(la.size)])
+    east, north = geodetic_to_enu(surface, origin)[:, :2].T
     depth = window.depth_m[d.ravel()]
     elapsed = (window.times[t.ravel()] - window.times[0]) / np.timedelta64(1, "s")
     return TruthPoints(

@@ -1,4 +1,5 @@
-"""current_server over real DDS: a client node calls the QueryCurrent service and reads the latched config."""
+"""current_server over real DDS: a client node sets parameters through the parameter services (as
+`ros2 param set` does), reads the latched configuration, calls the QueryCurrent service and listens to markers."""
 
 from __future__ import annotations
 
@@ -10,85 +11,174 @@ import yaml
 
 rclpy = pytest.importorskip("rclpy")
 
+from lotusim_env.current_server import CONFIG_TOPIC, MARKER_TOPIC, QUERY_SERVICE, CurrentServer  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
-from lotusim_env.current_server import CurrentServer  # noqa: E402
 from lotusim_interfaces.msg import EnvironmentConfig  # noqa: E402
 from lotusim_interfaces.srv import QueryCurrent  # noqa: E402
 
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+START = "current: {model: constant, velocity_enu: [0.3, -0.2, 0.0]}"
+
+
+class Harness:
+    """A server node and a client node on one executor (same DDS domain, real discovery)."""
+
+    def __init__(self, context, overrides: list[Parameter]) -> None:
+        self.server = CurrentServer(context=context, parameter_overrides=overrides)
+        self.client = rclpy.create_node("test_client", context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.server)
+        self.executor.add_node(self.client)
+        self.query = self.client.create_client(QueryCurrent, QUERY_SERVICE)
+        self.params = AsyncParameterClient(self.client, "current_server")
+
+    def spin_until(self, predicate, timeout: float = 10.0, what: str = "condition") -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def wait(self, future, timeout: float = 10.0):
+        self.spin_until(future.done, timeout, "a reply")
+        return future.result()
+
+    def call(self, points, time_s: float = 0.0) -> QueryCurrent.Response:
+        self.spin_until(self.query.service_is_ready, what="the query service")
+        request = QueryCurrent.Request(time_s=time_s, points_enu=np.asarray(points, float).ravel().tolist())
+        return self.wait(self.query.call_async(request))
+
+    def remote_set(self, *params: Parameter):
+        """Set parameters through the node's parameter service (what `ros2 param set` does)."""
+        self.spin_until(lambda: self.params.services_are_ready(), what="the parameter services")
+        return self.wait(self.params.set_parameters(list(params))).results
+
+    def latched_config(self) -> EnvironmentConfig:
+        """Subscribe late (a new subscription each time) and return the latched configuration."""
+        received: list[EnvironmentConfig] = []
+        sub = self.client.create_subscription(EnvironmentConfig, CONFIG_TOPIC, received.append, LATCHED)
+        self.spin_until(lambda: received, what="the latched configuration")
+        self.client.destroy_subscription(sub)
+        return received[-1]
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.client.destroy_node()
+        self.server.destroy_node()
+
 
 @pytest.fixture
-def server_and_client(ros_context):
-    config = "current: {model: constant, velocity_enu: [0.3, -0.2, 0.0]}"
-    server = CurrentServer(
-        context=ros_context, parameter_overrides=[Parameter("environment_yaml", value=config)]
-    )
-    client_node = rclpy.create_node("test_client", context=ros_context)
-    executor = SingleThreadedExecutor(context=ros_context)
-    executor.add_node(server)
-    executor.add_node(client_node)
-    yield server, client_node, executor
-    executor.shutdown()
-    client_node.destroy_node()
-    server.destroy_node()
+def harness(ros_context):
+    h = Harness(ros_context, [Parameter("environment_yaml", value=START), Parameter("markers.rate_hz", value=0.0)])
+    yield h
+    h.close()
 
 
-def _call(executor, client, request, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not client.service_is_ready():
-        assert time.monotonic() < deadline, "service did not appear"
-        executor.spin_once(timeout_sec=0.05)
-    future = client.call_async(request)
-    executor.spin_until_future_complete(future, timeout_sec=timeout)
-    assert future.done(), "service call timed out"
-    return future.result()
+def velocities(reply: QueryCurrent.Response) -> np.ndarray:
+    return np.frombuffer(reply.velocities_enu, dtype=float).reshape(-1, 3)
 
 
-def test_query_returns_configured_current_at_every_point(server_and_client):
-    _, client_node, executor = server_and_client
-    client = client_node.create_client(QueryCurrent, "/lotusim/query_current")
+def test_query_returns_configured_current_at_every_point(harness):
     points = np.array([[0.0, 0.0, -1.0], [100.0, -50.0, -30.0], [5.0, 5.0, 0.0]])
-    reply = _call(executor, client, QueryCurrent.Request(time_s=12.5, points_enu=points.ravel().tolist()))
+    reply = harness.call(points, time_s=12.5)
     assert reply.success, reply.message
     assert reply.time_s == 12.5
-    velocities = np.frombuffer(reply.velocities_enu, dtype=float).reshape(-1, 3)
-    np.testing.assert_allclose(velocities, np.tile([0.3, -0.2, 0.0], (3, 1)))
+    np.testing.assert_allclose(velocities(reply), np.tile([0.3, -0.2, 0.0], (3, 1)))
+
+
+def test_bad_queries_get_a_clear_refusal_and_the_server_keeps_answering(harness):
+    cases = [
+        ([1.0, 2.0], 0.0, "multiple of 3"),
+        ([0.0, float("nan"), 0.0], 0.0, "finite"),
+        ([0.0, 0.0, float("-inf")], 0.0, "finite"),
+        ([0.0, 0.0, 0.0], float("inf"), "finite"),
+    ]
+    for points, time_s, expected in cases:
+        reply = harness.call(points, time_s)
+        assert not reply.success and expected in reply.message, (points, reply.message)
+        assert len(reply.velocities_enu) == 0
+    assert harness.remote_set(Parameter("max_query_points", value=2))[0].successful
+    reply = harness.call(np.zeros((3, 3)))
+    assert not reply.success and "3 points requested, at most 2" in reply.message
+    assert harness.call(np.zeros((2, 3))).success
+
+
+def test_typed_parameters_mirror_the_configuration_with_descriptors(harness):
+    server = harness.server
+    assert server.get_parameter("current.model").value == "constant"
+    assert list(server.get_parameter("current.velocity_enu").value) == [0.3, -0.2, 0.0]
+    descriptors = harness.wait(harness.params.describe_parameters(["current.velocity_enu", "markers.rate_hz"]))
+    assert "current.velocity_enu" in descriptors.descriptors[0].description
+    assert descriptors.descriptors[1].floating_point_range[0].to_value == 10.0
+
+
+def test_typed_parameter_change_republishes_latched_config_and_changes_answers(harness):
+    first = harness.latched_config()
+    assert yaml.safe_load(first.config_yaml)["current"]["velocity_enu"] == [0.3, -0.2, 0.0]
+
+    result = harness.remote_set(Parameter("current.velocity_enu", value=[1.0, 0.5, -0.1]))[0]
+    assert result.successful, result.reason
+    harness.spin_until(lambda: harness.latched_config().revision == first.revision + 1, what="revision + 1")
+    config = yaml.safe_load(harness.latched_config().config_yaml)
+    assert config == {"current": {"model": "constant", "velocity_enu": [1.0, 0.5, -0.1]}}
+    assert yaml.safe_load(harness.server.get_parameter("environment_yaml").value) == config
+    np.testing.assert_allclose(velocities(harness.call([[10.0, 0.0, -5.0]])), [[1.0, 0.5, -0.1]])
+
+
+def test_environment_yaml_change_updates_the_typed_parameters(harness):
+    new = "current: {model: constant, velocity_enu: [0.0, 2.0, 0.0]}"
+    assert harness.remote_set(Parameter("environment_yaml", value=new))[0].successful
+    assert list(harness.server.get_parameter("current.velocity_enu").value) == [0.0, 2.0, 0.0]
+    np.testing.assert_allclose(velocities(harness.call([[0.0, 0.0, -1.0]])), [[0.0, 2.0, 0.0]])
 
 
 @pytest.mark.parametrize(
-    ("points", "expected"),
-    [([1.0, 2.0], "multiple of 3"), ([0.0, float("nan"), 0.0], "finite")],
+    ("param", "expected"),
+    [
+        (Parameter("environment_yaml", value="current: {model: nonsense}"), "nonsense"),
+        (Parameter("environment_yaml", value="current: [unclosed"), "YAML"),
+        (Parameter("environment_yaml", value="- just\n- a list"), "mapping"),
+        (Parameter("current.velocity_enu", value=[1.0, 2.0]), "velocity_enu"),
+        (Parameter("current.model", value="no_such_model"), "no_such_model"),
+        (Parameter("markers.rate_hz", value=50.0), ""),  # outside its descriptor range: ROS refuses
+    ],
 )
-def test_bad_queries_get_a_clear_refusal(server_and_client, points, expected):
-    _, client_node, executor = server_and_client
-    client = client_node.create_client(QueryCurrent, "/lotusim/query_current")
-    reply = _call(executor, client, QueryCurrent.Request(time_s=0.0, points_enu=points))
-    assert not reply.success
-    assert expected in reply.message
-    assert len(reply.velocities_enu) == 0
+def test_bad_configuration_is_refused_and_nothing_changes(harness, param, expected):
+    before = harness.latched_config()
+    result = harness.remote_set(param)[0]
+    assert not result.successful and expected in result.reason
+    after = harness.latched_config()
+    assert (after.revision, after.config_yaml) == (before.revision, before.config_yaml)
+    np.testing.assert_allclose(velocities(harness.call([[0.0, 0.0, -1.0]])), [[0.3, -0.2, 0.0]])
 
 
-def test_config_is_latched_and_follows_parameter_changes(server_and_client):
-    server, client_node, executor = server_and_client
-    received: list[EnvironmentConfig] = []
-    qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    client_node.create_subscription(EnvironmentConfig, "/lotusim/environment", received.append, qos)
-    deadline = time.monotonic() + 10.0
-    while not received and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=0.05)
-    assert received, "latched configuration not received by a late subscriber"
-    assert yaml.safe_load(received[-1].config_yaml)["current"]["velocity_enu"] == [0.3, -0.2, 0.0]
-
-    new = "current: {model: constant, velocity_enu: [1.0, 0.0, 0.0]}"
-    result = server.set_parameters([Parameter("environment_yaml", value=new)])[0]
-    assert result.successful
-    deadline = time.monotonic() + 10.0
-    while received[-1].config_yaml != new and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=0.05)
-    assert received[-1].config_yaml == new
-    assert received[-1].revision == received[0].revision + 1
-
-    bad = server.set_parameters([Parameter("environment_yaml", value="current: {model: nonsense}")])[0]
-    assert not bad.successful and "nonsense" in bad.reason
+def test_markers_are_arrows_along_the_current_on_the_configured_grid(ros_context):
+    overrides = [
+        Parameter("environment_yaml", value=START),
+        Parameter("markers.rate_hz", value=5.0),
+        Parameter("markers.half_count", value=2),
+        Parameter("markers.spacing_m", value=10.0),
+        Parameter("markers.depths_m", value=[0.0, 20.0]),
+        Parameter("markers.arrow_scale_s", value=50.0),
+    ]
+    h = Harness(ros_context, overrides)
+    try:
+        received: list[MarkerArray] = []
+        h.client.create_subscription(MarkerArray, MARKER_TOPIC, received.append, 1)
+        h.spin_until(lambda: received, what="a MarkerArray")
+        markers = received[-1].markers
+        assert markers[0].action == Marker.DELETEALL
+        arrows = markers[1:]
+        assert len(arrows) == 5 * 5 * 2
+        assert {m.header.frame_id for m in arrows} == {"map"} and {m.type for m in arrows} == {Marker.ARROW}
+        starts = np.array([[m.points[0].x, m.points[0].y, m.points[0].z] for m in arrows])
+        tips = np.array([[m.points[1].x, m.points[1].y, m.points[1].z] for m in arrows])
+        np.testing.assert_allclose(tips - starts, np.tile(50.0 * np.array([0.3, -0.2, 0.0]), (50, 1)), atol=1e-9)
+        assert sorted(set(starts[:, 2])) == [-20.0, 0.0]
+        assert sorted(set(starts[:, 0])) == [-20.0, -10.0, 0.0, 10.0, 20.0]
+    finally:
+        h.close()
