@@ -1,22 +1,48 @@
-"""The environment as a pure function of (configuration, sim time, position).
+"""The environment as a pure function of (configuration, seed, sim time, position).
 
 Every node (dynamics, sensors, current_server) builds the same `Environment` from the same configuration
-mapping (published latched by current_server as YAML) and gets the same numbers.
+mapping (published latched by current_server as YAML) and gets the same numbers: deterministic models are
+plain functions, random ones (Gauss–Markov currents, wind gusts) are seeded per process from the configuration's
+`seed` and evaluated on a fixed time grid (lotusim_env.gauss_markov), so the value at sim time t does not depend
+on which node asks or in which order.
 
 Frames: points and velocities are in the world frame `map`, ENU (x east, y north, z up; metres, m/s), the
-oceanographic convention (u east, v north, w up). Depth is -z.
+oceanographic convention (u east, v north, w up). Depth is −z. The geodetic origin of `map` (origin.lat_deg,
+lon_deg) gives the latitude of the Coriolis parameter and places latitude/longitude data grids.
+
+Configuration schema: docs/environment.md. Current models: constant, gauss_markov, ekman, stratified, gridded,
+sum (of any of these). Every current is 0 at and below the local sea floor (no water, no current).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from lotusim_env.bathymetry import FlatSeabed, GridSeabed, build_bathymetry
+from lotusim_env.config import (
+    ConfigError,
+    check_keys,
+    derive_seed,
+    get_choice,
+    get_float,
+    get_int,
+    get_vector,
+    section,
+)
+from lotusim_env.ekman import RHO_AIR, RHO_WATER, build_ekman
+from lotusim_env.gauss_markov import build_gauss_markov
+from lotusim_env.gridded import build_gridded
+from lotusim_env.stratified import build_stratified
+from lotusim_env.wind import WindField, build_wind
 
-class ConfigError(ValueError):
-    """Malformed environment configuration; the message names the key and the reason."""
+__all__ = ["ConfigError", "ConstantCurrent", "Environment", "SumCurrent", "build_environment", "CURRENT_MODELS"]
+
+CURRENT_MODELS = ("constant", "gauss_markov", "ekman", "stratified", "gridded", "sum")
 
 
 class CurrentModel(Protocol):
@@ -37,29 +63,143 @@ class ConstantCurrent:
 
 
 @dataclass(frozen=True)
+class SumCurrent:
+    """Superposition of current models, e.g. Ekman + a Gauss–Markov perturbation (m/s, ENU)."""
+
+    terms: tuple[CurrentModel, ...]
+
+    def velocity_enu(self, t_s: float, points_enu: np.ndarray) -> np.ndarray:
+        points = np.asarray(points_enu, dtype=float).reshape(-1, 3)
+        total = np.zeros_like(points)
+        for term in self.terms:
+            total += term.velocity_enu(t_s, points)
+        return total
+
+
+@dataclass(frozen=True)
+class SeabedMaskedCurrent:
+    """A current model set to 0 at and below the local sea floor (and the model it wraps, as `.model`)."""
+
+    model: CurrentModel
+    bathymetry: Any
+
+    def velocity_enu(self, t_s: float, points_enu: np.ndarray) -> np.ndarray:
+        points = np.asarray(points_enu, dtype=float).reshape(-1, 3)
+        out = np.asarray(self.model.velocity_enu(t_s, points), dtype=float)
+        dry = -points[:, 2] >= self.bathymetry.seabed_depth_m(points[:, 0], points[:, 1])
+        out[dry] = 0.0
+        return out
+
+
+@dataclass(frozen=True)
+class GeodeticOrigin:
+    """WGS84 position of the `map` origin (deg, deg, m)."""
+
+    lat_deg: float
+    lon_deg: float
+    alt_m: float = 0.0
+
+    def as_tuple(self) -> tuple[float, float, float]:
+        return (self.lat_deg, self.lon_deg, self.alt_m)
+
+
+@dataclass(frozen=True)
 class Environment:
-    """Everything the vessels feel from the world (current now; wind, bathymetry as the models grow)."""
+    """Everything the vessels feel from the world: current, 10 m wind, sea floor, densities (SI, `map` ENU)."""
 
     current: CurrentModel
+    wind: WindField = field(default_factory=lambda: WindField(np.zeros(2)))
+    bathymetry: FlatSeabed | GridSeabed = field(default_factory=FlatSeabed)
+    water_density_kgm3: float = RHO_WATER
+    air_density_kgm3: float = RHO_AIR
+    origin: GeodeticOrigin | None = None
+    seed: int = 0
 
 
-def _vector3(value: Any, key: str) -> np.ndarray:
-    try:
-        vec = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key}: expected a list of 3 numbers, got {value!r}") from exc
-    if vec.shape != (3,) or not np.all(np.isfinite(vec)):
-        raise ConfigError(f"{key}: expected 3 finite numbers, got {value!r}")
-    return vec
+TOP_KEYS = ("seed", "origin", "water_density_kgm3", "air_density_kgm3", "current", "wind", "bathymetry", "description")
 
 
-def build_environment(config: dict[str, Any] | None) -> Environment:
-    """Build the environment from its configuration mapping (schema: docs/environment.md)."""
-    config = config or {}
-    current_cfg = config.get("current", {"model": "constant", "velocity_enu": [0.0, 0.0, 0.0]})
-    model = current_cfg.get("model", "constant")
+def _origin(config: Mapping[str, Any]) -> GeodeticOrigin | None:
+    if config.get("origin") is None:
+        return None
+    cfg = section(config["origin"], "origin")
+    check_keys(cfg, ("lat_deg", "lon_deg", "alt_m"), "origin")
+    return GeodeticOrigin(
+        get_float(cfg, "lat_deg", "origin", None, minimum=-90.0, maximum=90.0),
+        get_float(cfg, "lon_deg", "origin", None, minimum=-180.0, maximum=360.0),
+        get_float(cfg, "alt_m", "origin", 0.0),
+    )
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What a current model may need from the rest of the configuration."""
+
+    root_seed: int
+    origin: GeodeticOrigin | None
+    wind: WindField
+    bathymetry: Any
+    water_density_kgm3: float
+    air_density_kgm3: float
+    base_dir: Path | None
+
+
+def _build_current(config: Any, key: str, ctx: _Context) -> CurrentModel:
+    cfg = section(config, key)
+    model = get_choice(cfg, "model", key, CURRENT_MODELS, "constant")
+    seed = derive_seed(get_int(cfg, "seed", key, ctx.root_seed), key)
     if model == "constant":
-        current = ConstantCurrent(_vector3(current_cfg.get("velocity_enu", [0, 0, 0]), "current.velocity_enu"))
-    else:
-        raise ConfigError(f"current.model: unknown model {model!r} (known: constant)")
-    return Environment(current=current)
+        check_keys(cfg, ("model", "velocity_enu", "seed"), key)
+        return ConstantCurrent(get_vector(cfg, "velocity_enu", key, 3, [0.0, 0.0, 0.0]))
+    if model == "gauss_markov":
+        return build_gauss_markov(cfg, key, seed)
+    if model == "stratified":
+        return build_stratified(cfg, key, ctx.base_dir, seed)
+    if model == "gridded":
+        return build_gridded(cfg, key, ctx.base_dir, ctx.origin.as_tuple() if ctx.origin else None)
+    if model == "ekman":
+        return build_ekman(
+            cfg,
+            key,
+            latitude_deg=ctx.origin.lat_deg if ctx.origin else None,
+            mean_wind_enu=ctx.wind.mean_enu,
+            bathymetry=ctx.bathymetry,
+            rho_water=ctx.water_density_kgm3,
+            rho_air=ctx.air_density_kgm3,
+        )
+    check_keys(cfg, ("model", "terms", "seed"), key)  # sum
+    terms = cfg.get("terms")
+    if not isinstance(terms, list) or not terms:
+        raise ConfigError(f"{key}.terms: expected a non-empty list of current models, got {terms!r}")
+    sub = _Context(
+        get_int(cfg, "seed", key, ctx.root_seed),
+        ctx.origin,
+        ctx.wind,
+        ctx.bathymetry,
+        ctx.water_density_kgm3,
+        ctx.air_density_kgm3,
+        ctx.base_dir,
+    )
+    return SumCurrent(tuple(_build_current(term, f"{key}.terms[{i}]", sub) for i, term in enumerate(terms)))
+
+
+def build_environment(config: Mapping[str, Any] | None, base_dir: str | Path | None = None) -> Environment:
+    """Build the environment from its configuration mapping (schema: docs/environment.md).
+
+    base_dir: directory that relative data-file paths resolve against (the configuration file's directory);
+    the working directory when None. Raises ConfigError naming the offending key.
+    """
+    config = section(config, "environment")
+    check_keys(config, TOP_KEYS, "")
+    root_seed = get_int(config, "seed", "", 0)
+    base = Path(base_dir) if base_dir is not None else None
+    rho_w = get_float(config, "water_density_kgm3", "", RHO_WATER, minimum=0.0, strict_minimum=True)
+    rho_a = get_float(config, "air_density_kgm3", "", RHO_AIR, minimum=0.0, strict_minimum=True)
+    origin = _origin(config)
+    wind_cfg = section(config.get("wind"), "wind")
+    wind = build_wind(wind_cfg, "wind", derive_seed(get_int(wind_cfg, "seed", "wind", root_seed), "wind"))
+    bathymetry = build_bathymetry(section(config.get("bathymetry"), "bathymetry"), "bathymetry", base)
+    ctx = _Context(root_seed, origin, wind, bathymetry, rho_w, rho_a, base)
+    current_cfg = config.get("current", {"model": "constant", "velocity_enu": [0.0, 0.0, 0.0]})
+    current = SeabedMaskedCurrent(_build_current(current_cfg, "current", ctx), bathymetry)
+    return Environment(current, wind, bathymetry, rho_w, rho_a, origin, root_seed)
