@@ -7,8 +7,8 @@ plain functions, random ones (Gauss–Markov currents, wind gusts) are seeded pe
 on which node asks or in which order.
 
 Frames: points and velocities are in the world frame `map`, ENU (x east, y north, z up; metres, m/s), the
-oceanographic convention (u east, v north, w up). Depth is −z. The geodetic origin of `map` (origin.lat_deg,
-lon_deg) gives the latitude of the Coriolis parameter and places latitude/longitude data grids.
+oceanographic convention (u east, v north, w up). Depth is −z. The geodetic origin of `map` (origin.latitude_deg,
+longitude_deg) gives the latitude of the Coriolis parameter and places latitude/longitude data grids.
 
 Configuration schema: docs/environment.md. Current models: constant, gauss_markov, ekman, stratified, gridded,
 sum (of any of these). Every current is 0 at and below the local sea floor (no water, no current).
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from lotusim_core.geodesy import GeodeticOrigin
 
 from lotusim_env.bathymetry import FlatSeabed, GridSeabed, build_bathymetry
 from lotusim_env.config import (
@@ -92,18 +93,6 @@ class SeabedMaskedCurrent:
 
 
 @dataclass(frozen=True)
-class GeodeticOrigin:
-    """WGS84 position of the `map` origin (deg, deg, m)."""
-
-    lat_deg: float
-    lon_deg: float
-    alt_m: float = 0.0
-
-    def as_tuple(self) -> tuple[float, float, float]:
-        return (self.lat_deg, self.lon_deg, self.alt_m)
-
-
-@dataclass(frozen=True)
 class Environment:
     """Everything the vessels feel from the world: current, 10 m wind, sea floor, densities (SI, `map` ENU)."""
 
@@ -119,16 +108,24 @@ class Environment:
 TOP_KEYS = ("seed", "origin", "water_density_kgm3", "air_density_kgm3", "current", "wind", "bathymetry", "description")
 
 
+ORIGIN_ALIASES = {"lat_deg": "latitude_deg", "lon_deg": "longitude_deg", "alt_m": "altitude_m"}
+
+
 def _origin(config: Mapping[str, Any]) -> GeodeticOrigin | None:
+    """origin: {latitude_deg, longitude_deg, altitude_m} (lotusim_core.geodesy; lat_deg/lon_deg/alt_m accepted)."""
     if config.get("origin") is None:
         return None
     cfg = section(config["origin"], "origin")
-    check_keys(cfg, ("lat_deg", "lon_deg", "alt_m"), "origin")
-    return GeodeticOrigin(
-        get_float(cfg, "lat_deg", "origin", None, minimum=-90.0, maximum=90.0),
-        get_float(cfg, "lon_deg", "origin", None, minimum=-180.0, maximum=360.0),
-        get_float(cfg, "alt_m", "origin", 0.0),
-    )
+    check_keys(cfg, (*ORIGIN_ALIASES, *ORIGIN_ALIASES.values()), "origin")
+    values = {}
+    for short, name in ORIGIN_ALIASES.items():
+        if short in cfg and name in cfg:
+            raise ConfigError(f"origin.{short}: give {name} or its alias {short}, not both")
+        source = short if short in cfg else name
+        limits = {"latitude_deg": (-90.0, 90.0), "longitude_deg": (-180.0, 360.0)}.get(name, (None, None))
+        default = 0.0 if name == "altitude_m" else None
+        values[name] = get_float(cfg, source, "origin", default, minimum=limits[0], maximum=limits[1])
+    return GeodeticOrigin(**values)
 
 
 @dataclass(frozen=True)
@@ -156,12 +153,12 @@ def _build_current(config: Any, key: str, ctx: _Context) -> CurrentModel:
     if model == "stratified":
         return build_stratified(cfg, key, ctx.base_dir, seed)
     if model == "gridded":
-        return build_gridded(cfg, key, ctx.base_dir, ctx.origin.as_tuple() if ctx.origin else None)
+        return build_gridded(cfg, key, ctx.base_dir, ctx.origin)
     if model == "ekman":
         return build_ekman(
             cfg,
             key,
-            latitude_deg=ctx.origin.lat_deg if ctx.origin else None,
+            latitude_deg=ctx.origin.latitude_deg if ctx.origin else None,
             mean_wind_enu=ctx.wind.mean_enu,
             bathymetry=ctx.bathymetry,
             rho_water=ctx.water_density_kgm3,

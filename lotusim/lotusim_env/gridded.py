@@ -9,7 +9,7 @@ w_1 = (q − q_0)/(q_1 − q_0), w_0 = 1 − w_1, and
 axes do). Axes of length 1 are constant along that axis.
 
 Frames: queries are `map` ENU points; with latitude/longitude axes they are converted to geodetic coordinates
-around the configured origin (pymap3d, WGS84). Depth is positive down (d = −z); time is sim time, t = 0 at
+around the configured origin (lotusim_core.geodesy, WGS84). Depth is positive down (d = −z); time is sim time, t = 0 at
 `epoch_utc` (default: the first time in the data).
 
 Out of range (documented choice, key `out_of_range`):
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
 from scipy.interpolate import RegularGridInterpolator
 
 from lotusim_env.config import ConfigError, check_keys, get_choice, get_path
@@ -66,7 +67,7 @@ class GriddedCurrent:
         axes: dict[str, np.ndarray],
         values_enu: np.ndarray,
         geodetic: bool,
-        origin: tuple[float, float, float] | None = None,
+        origin: GeodeticOrigin | None = None,
         out_of_range: str = "clamp",
     ) -> None:
         """axes: 'time' (s), 'depth' (m down), 'y', 'x' (m or lat/lon deg); values_enu: (nt, nd, ny, nx, 3)."""
@@ -90,11 +91,9 @@ class GriddedCurrent:
         """(y, x) axis coordinates of ENU points: metres, or latitude/longitude (deg) around the origin."""
         if not self.geodetic:
             return points[:, 1], points[:, 0]
-        import pymap3d
-
-        lat0, lon0, h0 = self.origin
-        lat, lon, _ = pymap3d.enu2geodetic(points[:, 0], points[:, 1], np.zeros(len(points)), lat0, lon0, h0)
-        return np.asarray(lat, dtype=float), np.asarray(lon, dtype=float)
+        surface = np.column_stack([points[:, 0], points[:, 1], np.zeros(len(points))])
+        geodetic = enu_to_geodetic(surface, self.origin)
+        return geodetic[:, 0], geodetic[:, 1]
 
     def velocity_enu(self, t_s: float, points_enu: np.ndarray) -> np.ndarray:
         """Current (N x 3, m/s, ENU) at N points (N x 3, ENU m, z up) at sim time t_s (s since epoch_utc)."""
@@ -242,7 +241,7 @@ GRIDDED_KEYS = ("model", "file", "format", "epoch_utc", "out_of_range", "variabl
 
 
 def build_gridded(
-    config: Mapping[str, Any], key: str, base_dir: Path | None, origin: tuple[float, float, float] | None
+    config: Mapping[str, Any], key: str, base_dir: Path | None, origin: GeodeticOrigin | None
 ) -> GriddedCurrent:
     """GriddedCurrent from its configuration section (docs/environment.md, 'gridded')."""
     check_keys(config, GRIDDED_KEYS, key)
@@ -261,7 +260,7 @@ def build_gridded(
         axes, values, geodetic = load_netcdf(path, f"{key}.file", epoch, variables)
     if geodetic and origin is None:
         raise ConfigError(
-            f"{key}.file: {path} has latitude/longitude axes; set origin: {{lat_deg, lon_deg}} so that "
+            f"{key}.file: {path} has latitude/longitude axes; set origin: {{latitude_deg, longitude_deg}} so that "
             "map ENU points can be placed on it"
         )
     mode = get_choice(config, "out_of_range", key, ("clamp", "nan"), "clamp")
