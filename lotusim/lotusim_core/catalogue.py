@@ -1,0 +1,660 @@
+"""The vehicle catalogue: load config/vehicles/<model>.yaml into a validated VehicleSpec.
+
+Every file is checked completely at load time; each problem raises a CatalogueError whose message names the file,
+the key (dotted path, e.g. `thrusters[2].direction_frd`) and what was expected versus what was found. The file
+format (keys, units, frames, defaults) is documented in docs/vehicles.md; conventions are those of
+lotusim_core.vehicle_spec (SI, body FRD, origin CO, Fossen signs with positive magnitudes).
+
+Physical checks follow Fossen, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed. (2021):
+- M = M_RB + M_A symmetric positive definite (sec. 3.3 / 6.3), with M_RB from eq. 3.44 (`rigid_body_mass_matrix`);
+- the inertia tensor about the CG symmetric positive definite and realisable: its principal moments obey the
+  triangle inequality I_1 + I_2 >= I_3 (any real mass distribution does, since I_1 + I_2 - I_3 = 2 sum m z^2).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from lotusim_core.paths import config_dir
+from lotusim_core.vehicle_spec import FinSpec, SurfaceHydrostatics, ThrusterSpec, VehicleSpec, WindSpec
+
+DOMAINS = ("underwater", "surface")
+THRUST_MODELS = ("quadratic", "t200", "glf")
+ROTOR_UNITS = ("rpm", "rps", "rad_s")
+CURVE_UNITS = ("normalized",)
+CORIOLIS_MODES = ("full", "no_munk", "off")
+CURVE_KEYS = (
+    "a_pos",
+    "k_pos",
+    "b_pos",
+    "nu_pos",
+    "c_pos",
+    "m_pos",
+    "a_neg",
+    "k_neg",
+    "b_neg",
+    "nu_neg",
+    "c_neg",
+    "m_neg",
+    "max_force_fwd_n",
+    "max_force_rev_n",
+    "deadband",
+)
+
+REQUIRED_KEYS = (
+    "description",
+    "domain",
+    "mass_kg",
+    "inertia_cg_kgm2",
+    "cg_frd_m",
+    "added_mass",
+    "damping_linear",
+    "damping_quadratic",
+    "sources",
+)
+OPTIONAL_KEYS = (
+    "name",
+    "volume_m3",
+    "cb_frd_m",
+    "surface",
+    "wind",
+    "water_density_kgm3",
+    "coriolis_added_mass",
+    "coriolis_note",
+    "thrusters",
+    "thruster_defaults",
+    "fins",
+    "sensors",
+)
+# physical keys that must be cited in `sources:` whenever present
+CITED_KEYS = (
+    "mass_kg",
+    "inertia_cg_kgm2",
+    "cg_frd_m",
+    "volume_m3",
+    "cb_frd_m",
+    "added_mass",
+    "damping_linear",
+    "damping_quadratic",
+    "surface",
+    "wind",
+    "thrusters",
+    "fins",
+)
+
+THRUSTER_REQUIRED = (
+    "name",
+    "position_frd_m",
+    "direction_frd",
+    "model",
+    "command_unit",
+    "command_min",
+    "command_max",
+    "time_constant_s",
+)
+THRUSTER_OPTIONAL = ("diameter_m", "kt", "kt_reverse", "kq", "curve")
+FIN_REQUIRED = tuple(f.name for f in fields(FinSpec))
+SURFACE_REQUIRED = tuple(f.name for f in fields(SurfaceHydrostatics))
+WIND_REQUIRED = ("frontal_area_m2", "lateral_area_m2", "length_m", "cx", "cy", "cn")
+WIND_OPTIONAL = ("air_density_kgm3",)
+
+SYMMETRY_TOL = 1e-9  # relative tolerance on matrix symmetry
+UNIT_TOL = 1e-3  # |norm - 1| accepted for axis vectors (files write 0.70710678); vectors are then normalised
+ROLL_POSITION_TOL = 1e-3  # m, off-axis fin position vs its roll angle
+
+
+class CatalogueError(ValueError):
+    """A vehicle file (or an override) is malformed: the message names file, key and reason."""
+
+    def __init__(self, where: str, key: str, reason: str) -> None:
+        self.where, self.key, self.reason = where, key, reason
+        super().__init__(f"{where}: {key}: {reason}")
+
+
+# ---------------------------------------------------------------------------------------------- public API
+
+
+def vehicles_dir() -> Path:
+    """Directory of the shipped vehicle files (config/vehicles)."""
+    return config_dir() / "vehicles"
+
+
+def list_models() -> list[str]:
+    """Names of the shipped vehicle models (file stems in config/vehicles), sorted."""
+    return sorted(p.stem for p in vehicles_dir().glob("*.yaml"))
+
+
+def describe_models() -> list[tuple[str, str, str]]:
+    """(name, domain, description) of every shipped model; each file is fully validated on the way."""
+    return [(s.name, s.domain, s.description) for s in (load_vehicle(n) for n in list_models())]
+
+
+def load_vehicle(name_or_path: str | Path) -> VehicleSpec:
+    """Load and validate one vehicle: a model name (config/vehicles/<name>.yaml) or a path to a YAML file."""
+    path = _resolve(name_or_path)
+    return spec_from_mapping(read_vehicle_mapping(path), where=str(path), default_name=path.stem)
+
+
+def read_vehicle_mapping(path: str | Path) -> dict[str, Any]:
+    """The raw YAML mapping of a vehicle file (not validated), for tools that merge overrides."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise CatalogueError(str(path), "<file>", f"not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CatalogueError(str(path), "<file>", f"expected a mapping at top level, found {type(data).__name__}")
+    return data
+
+
+def apply_overrides(spec_or_mapping: VehicleSpec | Mapping[str, Any], overrides: Mapping[str, Any]) -> VehicleSpec:
+    """Merge a scenario's / spawn request's overrides over a vehicle and validate the result again.
+
+    Mappings merge recursively (`surface: {draft_m: 0.2}` changes one key). `thrusters` and `fins` may be given
+    either as a full list (replaces the list) or as a mapping from a thruster/fin name to the keys to change
+    (`thrusters: {propeller: {time_constant_s: 0.5}}`). Any other value replaces the file's value. Errors name
+    the overridden vehicle and the key.
+    """
+    if isinstance(spec_or_mapping, VehicleSpec):
+        base = spec_to_mapping(spec_or_mapping)
+        name = spec_or_mapping.name
+    else:
+        base = copy.deepcopy(dict(spec_or_mapping))
+        name = str(base.get("name", "vehicle"))
+    where = f"overrides of {name}"
+    if not isinstance(overrides, Mapping):
+        raise CatalogueError(where, "<overrides>", f"expected a mapping, found {type(overrides).__name__}")
+    merged = _merge(base, overrides, where, "")
+    return spec_from_mapping(merged, where=where, default_name=name)
+
+
+def spec_to_mapping(spec: VehicleSpec) -> dict[str, Any]:
+    """The YAML-form mapping of a VehicleSpec (full matrices as nested lists); loads back to an equal spec."""
+    out: dict[str, Any] = {}
+    for f in fields(VehicleSpec):
+        value = getattr(spec, f.name)
+        if f.name == "thrusters":
+            out[f.name] = [_thruster_mapping(t) for t in value]
+        elif f.name == "fins":
+            out[f.name] = [_plain(_dataclass_dict(fin)) for fin in value]
+        elif f.name in ("surface", "wind"):
+            if value is not None:
+                out[f.name] = _plain(_dataclass_dict(value))
+        elif f.name in ("volume_m3", "cb_frd_m") and spec.domain == "surface" and not np.any(value):
+            continue  # not given in the file (surface vessels use `surface`)
+        else:
+            out[f.name] = _plain(value)
+    return out
+
+
+def _thruster_mapping(t: ThrusterSpec) -> dict[str, Any]:
+    """The file form of one thruster: only the keys its thrust model takes."""
+    out = _plain(_dataclass_dict(t))
+    if t.model == "quadratic":
+        out.pop("curve")
+    else:
+        for k in ("kt", "diameter_m"):
+            if out[k] == 0.0:
+                out.pop(k)
+    if out["kt_reverse"] is None:
+        out.pop("kt_reverse")
+    return out
+
+
+def rigid_body_mass_matrix(spec: VehicleSpec) -> np.ndarray:
+    """M_RB (6x6) about CO from mass, inertia about the CG and r_g: Fossen 2021 eq. 3.44.
+
+        M_RB = [[ m I3,       -m S(r_g)            ],
+                [ m S(r_g),    I_g - m S(r_g)^2    ]]
+
+    with S the cross-product matrix; I_g - m S(r_g)^2 is the inertia about CO (parallel-axis theorem, eq. 3.37).
+    """
+    m = spec.mass_kg
+    s = _skew(spec.cg_frd_m)
+    mrb = np.zeros((6, 6))
+    mrb[:3, :3] = m * np.eye(3)
+    mrb[:3, 3:] = -m * s
+    mrb[3:, :3] = m * s
+    mrb[3:, 3:] = spec.inertia_cg_kgm2 - m * s @ s
+    return mrb
+
+
+# ------------------------------------------------------------------------------------------- file -> spec
+
+
+def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) -> VehicleSpec:
+    """Validate a vehicle mapping (the YAML form) and build the VehicleSpec; `where` names it in errors."""
+    v = _Validator(where)
+    v.keys(data, "", REQUIRED_KEYS, OPTIONAL_KEYS)
+    name = v.text(data.get("name", default_name), "name")
+    description = v.text(data["description"], "description")
+    domain = v.choice(data["domain"], "domain", DOMAINS)
+    mass = v.positive(data["mass_kg"], "mass_kg")
+    inertia = v.matrix(data["inertia_cg_kgm2"], "inertia_cg_kgm2", 3)
+    cg = v.vector(data["cg_frd_m"], "cg_frd_m", 3)
+    added_mass = v.matrix(data["added_mass"], "added_mass", 6)
+    d_lin = v.matrix(data["damping_linear"], "damping_linear", 6)
+    d_quad = v.matrix(data["damping_quadratic"], "damping_quadratic", 6)
+    rho = v.positive(data.get("water_density_kgm3", 1025.0), "water_density_kgm3")
+    v.inertia(inertia, "inertia_cg_kgm2")
+    v.symmetric(added_mass, "added_mass")
+    v.positive_semidefinite(added_mass, "added_mass")
+    for key, d in (("damping_linear", d_lin), ("damping_quadratic", d_quad)):
+        v.nonnegative_diagonal(d, key)
+
+    volume, cb, surface = 0.0, np.zeros(3), None
+    if domain == "underwater":
+        if "volume_m3" not in data:
+            raise CatalogueError(where, "volume_m3", "missing: an underwater vehicle needs its displaced volume")
+        if "cb_frd_m" not in data:
+            raise CatalogueError(where, "cb_frd_m", "missing: an underwater vehicle needs its centre of buoyancy")
+    if "volume_m3" in data:
+        volume = v.positive(data["volume_m3"], "volume_m3")
+    if "cb_frd_m" in data:
+        cb = v.vector(data["cb_frd_m"], "cb_frd_m", 3)
+    if domain == "surface":
+        if "surface" not in data:
+            raise CatalogueError(where, "surface", "missing: a surface vessel needs its hydrostatics mapping")
+        surface = _surface(v, data["surface"])
+        if "wind" not in data:
+            raise CatalogueError(where, "wind", "missing: a surface vessel needs wind areas and coefficients")
+    wind = _wind(v, data["wind"]) if "wind" in data else None
+
+    coriolis = v.choice(data.get("coriolis_added_mass", "full"), "coriolis_added_mass", CORIOLIS_MODES)
+    note = v.text(data.get("coriolis_note", ""), "coriolis_note", allow_empty=True)
+    if coriolis != "full" and not note:
+        raise CatalogueError(
+            where, "coriolis_note", f"coriolis_added_mass is {coriolis!r}: the file must say why (coriolis_note)"
+        )
+
+    thrusters = _thrusters(v, data.get("thrusters", []), data.get("thruster_defaults", {}))
+    fins = _fins(v, data.get("fins", []))
+    sensors = data.get("sensors", {})
+    if sensors is None:
+        sensors = {}
+    if not isinstance(sensors, dict):
+        raise CatalogueError(where, "sensors", f"expected a mapping, found {type(sensors).__name__}")
+    sources = _sources(v, data)
+
+    spec = VehicleSpec(
+        name=name,
+        domain=domain,
+        description=description,
+        mass_kg=mass,
+        inertia_cg_kgm2=inertia,
+        cg_frd_m=cg,
+        added_mass=added_mass,
+        damping_linear=d_lin,
+        damping_quadratic=d_quad,
+        volume_m3=volume,
+        cb_frd_m=cb,
+        surface=surface,
+        coriolis_added_mass=coriolis,
+        coriolis_note=note,
+        thrusters=thrusters,
+        fins=fins,
+        wind=wind,
+        water_density_kgm3=rho,
+        sensors=copy.deepcopy(sensors),
+        sources=sources,
+    )
+    v.positive_definite(rigid_body_mass_matrix(spec) + added_mass, "added_mass", "M = M_RB + M_A")
+    return spec
+
+
+def _surface(v: _Validator, raw: Any) -> SurfaceHydrostatics:
+    v.keys(raw, "surface", SURFACE_REQUIRED, ())
+    vals = {k: v.positive(raw[k], f"surface.{k}") for k in SURFACE_REQUIRED}
+    return SurfaceHydrostatics(**vals)
+
+
+def _wind(v: _Validator, raw: Any) -> WindSpec:
+    v.keys(raw, "wind", WIND_REQUIRED, WIND_OPTIONAL)
+    vals = {k: v.positive(raw[k], f"wind.{k}") for k in ("frontal_area_m2", "lateral_area_m2", "length_m")}
+    vals.update({k: v.number(raw[k], f"wind.{k}") for k in ("cx", "cy", "cn")})
+    vals["air_density_kgm3"] = v.positive(raw.get("air_density_kgm3", 1.225), "wind.air_density_kgm3")
+    return WindSpec(**vals)
+
+
+def _thrusters(v: _Validator, raw: Any, defaults: Any) -> tuple[ThrusterSpec, ...]:
+    if not isinstance(defaults, dict):
+        raise CatalogueError(v.where, "thruster_defaults", f"expected a mapping, found {type(defaults).__name__}")
+    v.keys(defaults, "thruster_defaults", (), THRUSTER_REQUIRED + THRUSTER_OPTIONAL)
+    items = v.sequence(raw, "thrusters")
+    out = []
+    for i, item in enumerate(items):
+        key = f"thrusters[{i}]"
+        if not isinstance(item, dict):
+            raise CatalogueError(v.where, key, f"expected a mapping, found {type(item).__name__}")
+        out.append(_thruster(v, {**defaults, **item}, key))
+    v.unique_names(out, "thrusters")
+    return tuple(out)
+
+
+def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
+    v.keys(t, key, THRUSTER_REQUIRED, THRUSTER_OPTIONAL)
+    model = v.choice(t["model"], f"{key}.model", THRUST_MODELS)
+    units = ROTOR_UNITS if model == "quadratic" else CURVE_UNITS
+    unit = v.choice(t["command_unit"], f"{key}.command_unit", units)
+    cmin, cmax = v.number(t["command_min"], f"{key}.command_min"), v.number(t["command_max"], f"{key}.command_max")
+    if not cmin < cmax:
+        raise CatalogueError(
+            v.where, f"{key}.command_max", f"expected command_min < command_max, found {cmin} >= {cmax}"
+        )
+    if unit == "normalized" and (cmin < -1.0 or cmax > 1.0):
+        raise CatalogueError(
+            v.where, f"{key}.command_min", f"normalized commands lie in [-1, 1], found [{cmin}, {cmax}]"
+        )
+    spec_kw: dict[str, Any] = {
+        "name": v.text(t["name"], f"{key}.name"),
+        "position_frd_m": v.vector(t["position_frd_m"], f"{key}.position_frd_m", 3),
+        "direction_frd": v.unit_vector(t["direction_frd"], f"{key}.direction_frd"),
+        "model": model,
+        "command_unit": unit,
+        "command_min": cmin,
+        "command_max": cmax,
+        "time_constant_s": v.positive(t["time_constant_s"], f"{key}.time_constant_s"),
+        "kq": v.number(t.get("kq", 0.0), f"{key}.kq"),
+    }
+    if model == "quadratic":
+        spec_kw["diameter_m"] = v.positive(t.get("diameter_m"), f"{key}.diameter_m")
+        spec_kw["kt"] = v.positive(t.get("kt"), f"{key}.kt")
+        if t.get("kt_reverse") is not None:
+            spec_kw["kt_reverse"] = v.positive(t["kt_reverse"], f"{key}.kt_reverse")
+        if "curve" in t and t["curve"]:
+            raise CatalogueError(v.where, f"{key}.curve", "a quadratic thruster takes kt/diameter_m, not a curve")
+    else:
+        spec_kw["curve"] = _curve(v, t.get("curve"), f"{key}.curve")
+        if "diameter_m" in t:
+            spec_kw["diameter_m"] = v.positive(t["diameter_m"], f"{key}.diameter_m")
+    return ThrusterSpec(**spec_kw)
+
+
+def _curve(v: _Validator, raw: Any, key: str) -> dict[str, float]:
+    """Parameters of the generalised logistic thrust curve (003_7c0f01d86835af2a.txt Eq. 16)."""
+    if raw is None:
+        raise CatalogueError(v.where, key, "missing: curve models (t200, glf) need their parameters")
+    v.keys(raw, key, CURVE_KEYS, ())
+    curve = {k: v.number(raw[k], f"{key}.{k}") for k in CURVE_KEYS}
+    for k in ("nu_pos", "nu_neg", "b_pos", "b_neg"):
+        if curve[k] <= 0.0:
+            raise CatalogueError(v.where, f"{key}.{k}", f"expected > 0 (curve shape), found {curve[k]}")
+    if not curve["max_force_rev_n"] < 0.0 < curve["max_force_fwd_n"]:
+        raise CatalogueError(
+            v.where,
+            f"{key}.max_force_fwd_n",
+            f"expected max_force_rev_n < 0 < max_force_fwd_n, found {curve['max_force_rev_n']}, "
+            f"{curve['max_force_fwd_n']}",
+        )
+    if not 0.0 <= curve["deadband"] < 1.0:
+        raise CatalogueError(v.where, f"{key}.deadband", f"expected 0 <= deadband < 1, found {curve['deadband']}")
+    return curve
+
+
+def _fins(v: _Validator, raw: Any) -> tuple[FinSpec, ...]:
+    out = []
+    for i, item in enumerate(v.sequence(raw, "fins")):
+        key = f"fins[{i}]"
+        v.keys(item, key, FIN_REQUIRED, ())
+        kw: dict[str, Any] = {
+            "name": v.text(item["name"], f"{key}.name"),
+            "position_frd_m": v.vector(item["position_frd_m"], f"{key}.position_frd_m", 3),
+            "roll_angle_rad": v.number(item["roll_angle_rad"], f"{key}.roll_angle_rad"),
+            "post_stall_slope_per_rad": v.number(item["post_stall_slope_per_rad"], f"{key}.post_stall_slope_per_rad"),
+            "cd0": v.nonnegative(item["cd0"], f"{key}.cd0"),
+            "induced_drag_factor": v.nonnegative(item["induced_drag_factor"], f"{key}.induced_drag_factor"),
+        }
+        for k in ("area_m2", "lift_slope_per_rad", "max_angle_rad", "time_constant_s", "rate_limit_rad_s"):
+            kw[k] = v.positive(item[k], f"{key}.{k}")
+        kw["stall_angle_rad"] = v.positive(item["stall_angle_rad"], f"{key}.stall_angle_rad")
+        for k in ("stall_angle_rad", "max_angle_rad"):
+            if kw[k] >= math.pi / 2:
+                raise CatalogueError(v.where, f"{key}.{k}", f"expected an angle below pi/2 rad, found {kw[k]}")
+        _fin_placement(v, kw["position_frd_m"], kw["roll_angle_rad"], key)
+        out.append(FinSpec(**kw))
+    v.unique_names(out, "fins")
+    return tuple(out)
+
+
+def _fin_placement(v: _Validator, pos: np.ndarray, roll: float, key: str) -> None:
+    """An off-axis fin must sit at its roll angle: (y, z) = r (sin phi, -cos phi) (phi = 0 top, pi/2 starboard)."""
+    r = float(np.hypot(pos[1], pos[2]))
+    if r <= ROLL_POSITION_TOL:
+        return
+    expected = r * np.array([math.sin(roll), -math.cos(roll)])
+    if np.linalg.norm(pos[1:] - expected) > ROLL_POSITION_TOL:
+        raise CatalogueError(
+            v.where,
+            f"{key}.position_frd_m",
+            f"a fin at roll angle {roll:.4f} rad and radius {r:.4f} m sits at (y, z) = "
+            f"({expected[0]:.4f}, {expected[1]:.4f}), found ({pos[1]:.4f}, {pos[2]:.4f})",
+        )
+
+
+def _sources(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
+    raw = data["sources"]
+    if not isinstance(raw, dict) or not raw:
+        raise CatalogueError(v.where, "sources", "expected a non-empty mapping key -> citation")
+    sources: dict[str, str] = {}
+    for k, text in raw.items():
+        sources[str(k)] = v.text(text, f"sources.{k}")
+    for k in CITED_KEYS:
+        present = k in data and not (k in ("thrusters", "fins") and not data[k])
+        if present and k not in sources:
+            raise CatalogueError(v.where, f"sources.{k}", f"missing: every number needs its source and `{k}` has none")
+    return sources
+
+
+# --------------------------------------------------------------------------------------------- validation
+
+
+class _Validator:
+    """Type and value checks that raise CatalogueError naming `where` and the key."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, key: str, reason: str) -> CatalogueError:
+        return CatalogueError(self.where, key, reason)
+
+    def keys(self, raw: Any, prefix: str, required: tuple[str, ...], optional: tuple[str, ...]) -> None:
+        where_key = prefix or "<top level>"
+        if not isinstance(raw, dict):
+            raise self.fail(where_key, f"expected a mapping, found {type(raw).__name__}")
+        dot = f"{prefix}." if prefix else ""
+        for k in required:
+            if k not in raw:
+                raise self.fail(f"{dot}{k}", "missing required key")
+        allowed = set(required) | set(optional)
+        for k in raw:
+            if k not in allowed:
+                raise self.fail(f"{dot}{k}", f"unknown key (expected one of: {', '.join(sorted(allowed))})")
+
+    def number(self, raw: Any, key: str) -> float:
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise self.fail(key, f"expected a number, found {type(raw).__name__} {raw!r}")
+        if not math.isfinite(raw):
+            raise self.fail(key, f"expected a finite number, found {raw}")
+        return float(raw)
+
+    def positive(self, raw: Any, key: str) -> float:
+        if raw is None:
+            raise self.fail(key, "missing: expected a positive number")
+        x = self.number(raw, key)
+        if x <= 0.0:
+            raise self.fail(key, f"expected a positive number, found {x}")
+        return x
+
+    def nonnegative(self, raw: Any, key: str) -> float:
+        x = self.number(raw, key)
+        if x < 0.0:
+            raise self.fail(key, f"expected a number >= 0, found {x}")
+        return x
+
+    def text(self, raw: Any, key: str, allow_empty: bool = False) -> str:
+        if not isinstance(raw, str):
+            raise self.fail(key, f"expected a string, found {type(raw).__name__} {raw!r}")
+        if not allow_empty and not raw.strip():
+            raise self.fail(key, "expected a non-empty string")
+        return raw.strip()
+
+    def choice(self, raw: Any, key: str, allowed: tuple[str, ...]) -> str:
+        if raw not in allowed:
+            raise self.fail(key, f"expected one of {', '.join(allowed)}, found {raw!r}")
+        return str(raw)
+
+    def sequence(self, raw: Any, key: str) -> list[Any]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise self.fail(key, f"expected a list, found {type(raw).__name__}")
+        return raw
+
+    def vector(self, raw: Any, key: str, n: int) -> np.ndarray:
+        if not isinstance(raw, (list, tuple)) or len(raw) != n:
+            found = f"{len(raw)} items" if isinstance(raw, (list, tuple)) else type(raw).__name__
+            raise self.fail(key, f"expected a list of {n} numbers, found {found}")
+        return np.array([self.number(x, f"{key}[{i}]") for i, x in enumerate(raw)])
+
+    def unit_vector(self, raw: Any, key: str) -> np.ndarray:
+        vec = self.vector(raw, key, 3)
+        norm = float(np.linalg.norm(vec))
+        if abs(norm - 1.0) > UNIT_TOL:
+            raise self.fail(key, f"expected a unit vector, found norm {norm:.6f}")
+        return vec / norm
+
+    def matrix(self, raw: Any, key: str, n: int) -> np.ndarray:
+        """n numbers (the diagonal) or an n x n nested list; anything else is malformed."""
+        if isinstance(raw, (list, tuple)) and len(raw) == n and all(not isinstance(x, (list, tuple)) for x in raw):
+            return np.diag(self.vector(raw, key, n))
+        if isinstance(raw, (list, tuple)) and len(raw) == n and all(isinstance(r, (list, tuple)) for r in raw):
+            rows = [self.vector(r, f"{key}[{i}]", n) for i, r in enumerate(raw)]
+            return np.array(rows)
+        shape = _shape(raw)
+        raise self.fail(key, f"expected {n} numbers (diagonal) or a {n}x{n} nested list, found {shape}")
+
+    def symmetric(self, mat: np.ndarray, key: str, what: str = "") -> None:
+        scale = max(float(np.abs(mat).max()), 1e-12)
+        asym = float(np.abs(mat - mat.T).max())
+        if asym > SYMMETRY_TOL * scale:
+            i, j = np.unravel_index(int(np.argmax(np.abs(mat - mat.T))), mat.shape)
+            raise self.fail(
+                key,
+                f"{what or 'matrix'} must be symmetric, found [{i},{j}] = {mat[i, j]:.6g} "
+                f"vs [{j},{i}] = {mat[j, i]:.6g}",
+            )
+
+    def positive_semidefinite(self, mat: np.ndarray, key: str) -> None:
+        lam = float(np.linalg.eigvalsh(0.5 * (mat + mat.T)).min())
+        if lam < -SYMMETRY_TOL * max(float(np.abs(mat).max()), 1.0):
+            raise self.fail(key, f"expected a positive semi-definite matrix, found eigenvalue {lam:.6g}")
+
+    def positive_definite(self, mat: np.ndarray, key: str, what: str) -> None:
+        self.symmetric(mat, key, what)
+        lam = float(np.linalg.eigvalsh(0.5 * (mat + mat.T)).min())
+        if lam <= 0.0:
+            raise self.fail(key, f"{what} must be positive definite, found smallest eigenvalue {lam:.6g}")
+
+    def inertia(self, inertia: np.ndarray, key: str) -> None:
+        """Symmetric positive definite, principal moments obeying I_1 + I_2 >= I_3 (a real mass distribution)."""
+        self.positive_definite(inertia, key, "the inertia tensor")
+        i1, i2, i3 = np.sort(np.linalg.eigvalsh(inertia))
+        if i1 + i2 < i3 * (1.0 - 1e-9):
+            raise self.fail(
+                key,
+                f"not physically realisable: principal moments {i1:.6g}, {i2:.6g}, {i3:.6g} violate I_1 + I_2 >= I_3",
+            )
+
+    def nonnegative_diagonal(self, mat: np.ndarray, key: str) -> None:
+        diag = np.diag(mat)
+        if (diag < 0.0).any():
+            i = int(np.argmin(diag))
+            raise self.fail(
+                key,
+                f"diagonal [{i},{i}] = {diag[i]:.6g} < 0 would feed energy in (magnitudes are positive by convention)",
+            )
+
+    def unique_names(self, items: list[Any], key: str) -> None:
+        seen: set[str] = set()
+        for i, item in enumerate(items):
+            if item.name in seen:
+                raise self.fail(f"{key}[{i}].name", f"duplicate name {item.name!r}")
+            seen.add(item.name)
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+def _resolve(name_or_path: str | Path) -> Path:
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or candidate.parent != Path("."):
+        if not candidate.is_file():
+            raise FileNotFoundError(f"vehicle file {candidate} not found")
+        return candidate
+    path = vehicles_dir() / f"{name_or_path}.yaml"
+    if not path.is_file():
+        raise CatalogueError(
+            str(vehicles_dir()), str(name_or_path), f"unknown vehicle model (known: {', '.join(list_models())})"
+        )
+    return path
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any], where: str, prefix: str) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        path = f"{prefix}{key}"
+        if key in ("thrusters", "fins") and not prefix and isinstance(value, Mapping):
+            out[key] = _merge_named(out.get(key, []), value, where, key, base.get("thruster_defaults", {}))
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(dict(out[key]), value, where, f"{path}.")
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _merge_named(items: Any, over: Mapping[str, Any], where: str, key: str, defaults: Any) -> list[Any]:
+    items = [dict(x) for x in (items or [])]
+    names = [x.get("name") for x in items]
+    for name, patch in over.items():
+        if name not in names:
+            raise CatalogueError(where, f"{key}.{name}", f"no such entry (known: {', '.join(map(str, names))})")
+        if not isinstance(patch, Mapping):
+            raise CatalogueError(where, f"{key}.{name}", f"expected a mapping of keys to change, found {patch!r}")
+        i = names.index(name)
+        items[i] = _merge(items[i], patch, where, f"{key}.{name}.")
+    return items
+
+
+def _dataclass_dict(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def _plain(value: Any) -> Any:
+    """numpy arrays -> nested lists, dicts/tuples recursively, for YAML round trips."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _shape(raw: Any) -> str:
+    if not isinstance(raw, (list, tuple)):
+        return type(raw).__name__
+    inner = {len(r) if isinstance(r, (list, tuple)) else "scalar" for r in raw}
+    return f"a list of {len(raw)} with rows of {sorted(map(str, inner))}"
+
+
+def _skew(r: np.ndarray) -> np.ndarray:
+    """S(r): S(r) a = r x a (Fossen 2021 eq. 2.10)."""
+    return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
