@@ -1,0 +1,177 @@
+"""The `sensors:` mapping of a vehicle (catalogue entry + per-vessel overrides): schema, defaults, validation.
+
+A vehicle carries the sensors named in its `sensors:` mapping; each value is a mapping of parameters that
+override the defaults below (an empty mapping or null takes every default; `enabled: false` removes a sensor
+that the catalogue entry declares). Schema and units: docs/sensors.md. Every default names its source.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from lotusim_core.frames import frd_to_flu
+
+# Numeric parameters (float) per sensor kind, with their defaults. `position_frd_m` (mount point from the body
+# origin CO in FRD, metres, the catalogue's body convention) is accepted by every kind; it is converted once to
+# base_link FLU (lotusim_core.frames) and stored as x_m, y_m, z_m.
+DEFAULTS: dict[str, dict[str, float]] = {
+    # uuv_simulator IMU (peers.md sec. 2.4): 50 Hz, gyro noise density 3.394e-4 rad/s/sqrt(Hz), random walk
+    # 3.8785e-5 rad/s^2/sqrt(Hz), bias tau 1000 s, turn-on 0.0087 rad/s; accel 0.004 m/s^2/sqrt(Hz), 0.006
+    # m/s^3/sqrt(Hz), 300 s, 0.196 m/s^2; orientation noise 0.01 rad.
+    "imu": {
+        "rate_hz": 50.0,
+        "accel_noise_density": 0.004,
+        "accel_random_walk": 0.006,
+        "accel_bias_correlation_time_s": 300.0,
+        "accel_turn_on_bias_sigma": 0.196,
+        "gyro_noise_density": 3.394e-4,
+        "gyro_random_walk": 3.8785e-5,
+        "gyro_bias_correlation_time_s": 1000.0,
+        "gyro_turn_on_bias_sigma": 0.0087,
+        "orientation_noise_std_rad": 0.01,
+    },
+    # Gazebo magnetometer on the LRAUV / BlueROV sensor variants (lotusim_reference.md sec. 3): 50 Hz,
+    # sigma 1e-5 (gauss in that plugin = 1e-9 T; we keep 1e-7 T = 100 nT, a typical MEMS noise floor).
+    "magnetometer": {"rate_hz": 50.0, "noise_std_t": 1.0e-7},
+    # 004_786a75be5c5bda5f.txt sec. V: 10 Hz, sigma 0.01 m (Bar30 on CougUV).
+    "pressure": {"rate_hz": 10.0, "depth_noise_std_m": 0.01},
+    # 003_7c0f01d86835af2a.txt Table A3 (position 0.5 m, velocity 0.05 m/s); 5 Hz = the issue's standard suite.
+    "gps": {
+        "rate_hz": 5.0,
+        "horizontal_noise_std_m": 0.5,
+        "vertical_noise_std_m": 1.0,
+        "velocity_noise_std_mps": 0.05,
+        "dropout_probability": 0.0,
+    },
+    # Teledyne Pathfinder on the LRAUV (osrf/lrauv, peers.md sec. 3.4): 30 deg, 0.1-80 m, 0.002 / 0.0035 m/s;
+    # max rate 5 Hz (issue 6 standard suite); water track at 10 m (first bins of the Pathfinder, 20-60 m in
+    # lrauv; we use the nearest layer).
+    "dvl": {
+        "max_rate_hz": 5.0,
+        "beam_tilt_deg": 30.0,
+        "min_range_m": 0.1,
+        "max_range_m": 80.0,
+        "bottom_track_noise_std_mps": 0.002,
+        "water_track_noise_std_mps": 0.0035,
+        "water_track": 1.0,
+        "water_track_distance_m": 10.0,
+        "pings_per_sample": 1.0,
+    },
+    # 003_7c0f01d86835af2a.txt Table A5 (echosounder): 0.2-50 m, 1 Hz, 0.01 m.
+    "altimeter": {"rate_hz": 1.0, "min_range_m": 0.2, "max_range_m": 50.0, "noise_std_m": 0.01},
+    # ITU-R M.1371-5 reporting (lotusim_sensors.ais); position noise as the GPS default.
+    "ais": {"position_noise_std_m": 0.5, "navigational_status": 0.0, "course_change_threshold_dps": 1.0},
+    # Range/bearing: 1 Hz; noise of a short-baseline USBL class device (range 0.1 m, angles 0.01 rad, project
+    # choice: 002 reports no numbers); 1000 m maximum range.
+    "usbl": {"rate_hz": 1.0, "max_range_m": 1000.0, "range_noise_std_m": 0.1, "angle_noise_std_rad": 0.01},
+    # Modem: reliable to 1000 m, lost beyond 2000 m (project choice within 002's "range limited drop-off").
+    "modem": {"reliable_range_m": 1000.0, "max_range_m": 2000.0, "drop_probability_min": 0.0},
+}
+# Non-numeric keys per kind: ais class ("A" | "B") and mmsi; usbl targets ("all" or a list of names).
+EXTRA_KEYS: dict[str, dict[str, Any]] = {"ais": {"class": "A", "mmsi": 0}, "usbl": {"targets": "all"}}
+KINDS = tuple(DEFAULTS)
+
+
+def merge_sensors(base: Mapping | None, override: Mapping | None) -> dict[str, Any]:
+    """Merge per-vessel overrides over a catalogue `sensors:` mapping (per sensor, key by key)."""
+    merged: dict[str, Any] = copy.deepcopy(dict(base or {}))
+    for kind, params in (override or {}).items():
+        if params is None or kind not in merged or not isinstance(merged[kind], Mapping):
+            merged[kind] = copy.deepcopy(params)
+        elif isinstance(params, Mapping):
+            merged[kind] = {**merged[kind], **copy.deepcopy(dict(params))}
+        else:
+            merged[kind] = params
+    return merged
+
+
+def parse_suite(sensors: Mapping | None, where: str) -> dict[str, dict[str, Any]]:
+    """Validate a `sensors:` mapping; return {kind: {param: value}} with defaults filled, disabled ones removed.
+
+    Raises ValueError naming `where` (e.g. "vehicles/lrauv.yaml sensors" or "vessel auv_1"), the key and why."""
+    if sensors is None:
+        return {}
+    if not isinstance(sensors, Mapping):
+        raise ValueError(f"{where}: expected a mapping of sensor name -> parameters, got {type(sensors).__name__}")
+    suite: dict[str, dict[str, Any]] = {}
+    for kind, given in sensors.items():
+        if kind not in DEFAULTS:
+            raise ValueError(f"{where}.{kind}: unknown sensor (known: {', '.join(KINDS)})")
+        given = {} if given is None else given
+        if not isinstance(given, Mapping):
+            raise ValueError(f"{where}.{kind}: expected a mapping of parameters or null, got {given!r}")
+        if given.get("enabled", True) is False:
+            continue
+        suite[kind] = _parse_params(kind, given, f"{where}.{kind}")
+    return suite
+
+
+def _parse_params(kind: str, given: Mapping, where: str) -> dict[str, Any]:
+    params: dict[str, Any] = {**DEFAULTS[kind], "x_m": 0.0, "y_m": 0.0, "z_m": 0.0, **EXTRA_KEYS.get(kind, {})}
+    for key, value in given.items():
+        if key == "enabled":
+            continue
+        if key == "position_frd_m":
+            if not (isinstance(value, (list, tuple)) and len(value) == 3):
+                raise ValueError(f"{where}.position_frd_m: expected [x, y, z] in metres (body FRD), got {value!r}")
+            frd = [_number(v, f"{where}.position_frd_m") for v in value]
+            params["x_m"], params["y_m"], params["z_m"] = (float(c) for c in frd_to_flu(frd))
+        elif key in EXTRA_KEYS.get(kind, {}):
+            params[key] = _extra(kind, key, value, where)
+        elif key in DEFAULTS[kind]:
+            params[key] = _number(value, f"{where}.{key}")
+        else:
+            known = sorted([*DEFAULTS[kind], *EXTRA_KEYS.get(kind, {}), "position_frd_m", "enabled"])
+            raise ValueError(f"{where}: unknown parameter {key!r} (known: {', '.join(known)})")
+    for rate_key in ("rate_hz", "max_rate_hz"):
+        if rate_key in params and not params[rate_key] > 0.0:
+            raise ValueError(f"{where}.{rate_key}: expected a positive rate in Hz, got {params[rate_key]}")
+    for key, value in params.items():
+        if (key.endswith(("_std_m", "_std_t", "_std_mps", "_std_rad", "_sigma", "_density", "_walk"))) and value < 0:
+            raise ValueError(f"{where}.{key}: expected a non-negative noise parameter, got {value}")
+    if "dropout_probability" in params and not 0.0 <= params["dropout_probability"] <= 1.0:
+        got = params["dropout_probability"]
+        raise ValueError(f"{where}.dropout_probability: expected a probability in [0, 1], got {got}")
+    return params
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: expected a number, got {value!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"{where}: expected a finite number, got {value!r}")
+    return number
+
+
+def _extra(kind: str, key: str, value: Any, where: str) -> Any:
+    if kind == "ais" and key == "class":
+        if value not in ("A", "B"):
+            raise ValueError(f"{where}.class: expected 'A' or 'B', got {value!r}")
+        return value
+    if kind == "ais" and key == "mmsi":
+        if not (isinstance(value, int) and 0 <= value <= 999_999_999):
+            raise ValueError(f"{where}.mmsi: expected a 9-digit integer, got {value!r}")
+        return value
+    if kind == "usbl" and key == "targets":
+        if value == "all" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise ValueError(f"{where}.targets: expected 'all' or a list of vessel / beacon names, got {value!r}")
+    raise ValueError(f"{where}.{key}: unsupported")
+
+
+def numeric_keys(kind: str) -> tuple[str, ...]:
+    """The float parameters of a sensor kind, as stored in per-vessel arrays (mount point included)."""
+    return (*DEFAULTS[kind], "x_m", "y_m", "z_m")
+
+
+def stack_params(kind: str, suites: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-vessel parameter arrays {key: (N,) float array} of one sensor kind from N parsed parameter mappings."""
+    import numpy as np
+
+    return {key: np.array([float(s[key]) for s in suites]) for key in numeric_keys(kind)}
