@@ -371,3 +371,196 @@ def reproduce_paper_table8(day: PaperDay) -> dict[str, list[float]]:
     ekman = score(day.uv_ekman_mps, day.uv_obs_mps, day.depth_m)
     gauss = score(day.uv_gm_mps, day.uv_obs_mps, day.depth_m)
     return {name: table8_row(ekman[name], gauss[name]) for name in DEPTH_BINS_M}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Our models, configured from day 0 only, evaluated through build_environment
+# ----------------------------------------------------------------------------------------------------------------
+DEFAULT_SEABED_DEPTH_M = 4850.0  # the prototype's SurfaceHeight for the Brest box (inputs.json); deep water
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """Configuration of our models for the evaluation (CLI flags of `lotusim current-eval`).
+
+    interior: what the Ekman model uses as its geostrophic interior (ū, v̄):
+      "uniform": the domain-wide day-0 mean, as the paper's prototype does (current_validation.md §3);
+      "column": at each grid column, the day-0 mean current at the first data level at or below the surface
+                Ekman depth D (the flow beneath the wind-driven layer; above it the spiral is added), and the
+                day-0 mean at the point itself below D (a gridded geostrophic interior from day 0);
+      "none": zero interior (the wind-driven spiral alone).
+    """
+
+    interior: str = "column"
+    surface_depth_rule: str = "wind"  # wind (Stewart eq. 9.16) | eddy_viscosity | fixed
+    eddy_viscosity_m2s: float = 0.01  # used by the eddy_viscosity rule (current_validation.md §6 reference value)
+    surface_layer_depth_m: float = 50.0  # used by the fixed rule
+    drag_law: str = "paper"  # paper | xdyn | prototype (lotusim_env.ekman.drag_coefficient)
+    gm_seeds: int = 50
+    gm_time_constant_h: float = 6.0  # 1/μ of the Gauss-Markov baseline
+    gm_time_step_s: float = 60.0
+
+
+def seabed_depth_m(window: Window) -> float:
+    """Sea-floor depth for the flat bathymetry: the prototype's SurfaceHeight if stated, else the default."""
+    return float(window.stated_inputs.get("constants_file_values", {}).get("SurfaceHeight", DEFAULT_SEABED_DEPTH_M))
+
+
+def _site(window: Window, inputs: Day0Inputs) -> dict[str, Any]:
+    """The parts of an environment configuration shared by our models: origin, wind, air, sea floor."""
+    return {
+        "origin": {"lat_deg": inputs.latitude_deg, "lon_deg": inputs.longitude_deg},
+        "air_density_kgm3": inputs.air_density_kgm3,
+        "wind": {"velocity_enu": [inputs.wind_east_mps, inputs.wind_north_mps]},
+        "bathymetry": {"model": "flat", "depth_m": seabed_depth_m(window)},
+    }
+
+
+def ekman_environment(window: Window, opts: EvalOptions) -> dict[str, Any]:
+    """Environment configuration of the layered Ekman model driven by the day-0 mean wind.
+
+    The geostrophic interior is the day-0 mean (ū, v̄) for interior "uniform"; otherwise 0 here and the
+    gridded day-0 interior is added by predict_ekman (column) or not at all (none).
+    """
+    inputs = day0_inputs(window)
+    current: dict[str, Any] = {
+        "model": "ekman",
+        "surface_depth_rule": opts.surface_depth_rule,
+        "drag_law": opts.drag_law,
+        "geostrophic_enu": [inputs.ubar_mps, inputs.vbar_mps] if opts.interior == "uniform" else [0.0, 0.0],
+    }
+    if opts.surface_depth_rule == "eddy_viscosity":
+        current["eddy_viscosity_m2s"] = opts.eddy_viscosity_m2s
+    elif opts.surface_depth_rule == "fixed":
+        current["surface_layer_depth_m"] = opts.surface_layer_depth_m
+    return {**_site(window, inputs), "current": current}
+
+
+def column_interior(window: Window, pts: TruthPoints, ekman_depth_m: float) -> np.ndarray:
+    """Day-0 gridded interior: the day-0 mean at max(point depth, first level >= D) in each column (N, 2)."""
+    mean0 = window.uv_mps[DAY0].mean(axis=0)  # (35, 5, 4, 2)
+    reference = min(int(np.searchsorted(window.depth_m, ekman_depth_m)), window.depth_m.size - 1)
+    _, d, la, lo = pts.grid_index.T
+    return mean0[np.maximum(d, reference), la, lo]
+
+
+def predict_ekman(window: Window, pts: TruthPoints, opts: EvalOptions) -> np.ndarray:
+    """Our layered Ekman model (lotusim_env.ekman via build_environment) plus the chosen interior (EvalOptions)."""
+    from lotusim_env.environment import build_environment
+
+    config = ekman_environment(window, opts)
+    uv = predict_environment(config, pts)
+    if opts.interior == "column":
+        ekman = build_environment(config).current
+        ekman = getattr(ekman, "model", ekman)  # the seabed mask wraps the model
+        uv = uv + column_interior(window, pts, float(ekman.surface_depth_m))
+    return uv
+
+
+def gauss_markov_environment(window: Window, opts: EvalOptions, seed: int) -> dict[str, Any]:
+    """Gauss-Markov baseline: east/north OU processes around the day-0 mean with the day-0 spread.
+
+    Mean = (ū, v̄); stationary std = std of uo (vo) over the 2,800 day-0 values; μ = 1/gm_time_constant_h;
+    vertical component 0. Spatially uniform, as UUV Simulator's plugin and the paper's baseline.
+    """
+    inputs = day0_inputs(window)
+    day0 = window.uv_mps[DAY0].reshape(-1, 2)
+    mu = 1.0 / (opts.gm_time_constant_h * 3600.0)
+
+    def process(mean: float, std: float) -> dict[str, float]:
+        return {"mean": mean, "mu": mu, "stationary_std": std}
+
+    return {
+        **_site(window, inputs),
+        "current": {
+            "model": "gauss_markov",
+            "mode": "components",
+            "seed": int(seed),
+            "time_step_s": opts.gm_time_step_s,
+            "east": process(inputs.ubar_mps, float(day0[:, 0].std())),
+            "north": process(inputs.vbar_mps, float(day0[:, 1].std())),
+            "up": process(0.0, 0.0),
+        },
+    }
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# One window, all models
+# ----------------------------------------------------------------------------------------------------------------
+BASELINES: dict[str, Predictor] = {
+    "zero": predict_zero,
+    "persistence": predict_persistence,
+    "day0_mean": predict_day0_uniform,
+}
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    """Scores of every model on one window. gauss_markov holds one score dict per seed."""
+
+    window: str
+    label: str
+    truth_day: str
+    inputs: Day0Inputs
+    scores: dict[str, dict[str, BinScore]]  # model -> bin -> score (ekman and the baselines)
+    gauss_markov: list[dict[str, BinScore]]
+    depth_m: np.ndarray  # (35,) data levels
+    mae_by_depth_mps: dict[str, np.ndarray]  # model -> (35,) MAE per level ("gauss_markov": median over seeds)
+
+    def gm_quantiles(self, metric: str, q: tuple[float, ...] = (5.0, 50.0, 95.0)) -> dict[str, list[float]]:
+        """Per bin, the given percentiles over the GM seeds of a BinScore attribute (e.g. 'rel_mae')."""
+        return {b: np.percentile([getattr(s[b], metric) for s in self.gauss_markov], q).tolist() for b in DEPTH_BINS_M}
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "window": self.window,
+            "paper_label": self.label,
+            "truth_day": self.truth_day,
+            "inputs": self.inputs.__dict__,
+            "models": {m: {b: s.as_dict() for b, s in bins.items()} for m, bins in self.scores.items()},
+        }
+        if self.gauss_markov:
+            out["gauss_markov"] = {
+                "seeds": len(self.gauss_markov),
+                **{f"{m}_p5_p50_p95": self.gm_quantiles(m) for m in ("mae_mps", "rmse_mps", "rel_mae", "rel_rmse")},
+            }
+        ekman = self.scores.get("ekman")
+        if ekman:
+            out["ekman_improvement_pct"] = {
+                base: {
+                    b: {"I_MAE": improvement_pct(s[b].mae_mps, ekman[b].mae_mps),
+                        "I_RMSE": improvement_pct(s[b].rmse_mps, ekman[b].rmse_mps)}
+                    for b in DEPTH_BINS_M
+                }
+                for base, s in self.scores.items() if base != "ekman"
+            }  # fmt: skip
+        return out
+
+
+def evaluate_window(
+    window: Window, opts: EvalOptions, models: tuple[str, ...] = ("ekman", "gauss_markov")
+) -> WindowResult:
+    """Score the baselines and our models (those in `models`) on the truth day of one window."""
+    pts = truth_points(window)
+    predictions = {name: fn(window, pts) for name, fn in BASELINES.items()}
+    if "ekman" in models:
+        predictions = {"ekman": predict_ekman(window, pts, opts), **predictions}
+    scores = {name: score(uv, pts.uv_obs_mps, pts.depth_m) for name, uv in predictions.items()}
+    profiles = {name: mae_by_depth(uv, pts, window.depth_m.size) for name, uv in predictions.items()}
+    gm, gm_profiles = [], []
+    if "gauss_markov" in models:
+        for seed in range(opts.gm_seeds):
+            uv = predict_environment(gauss_markov_environment(window, opts, seed), pts)
+            gm.append(score(uv, pts.uv_obs_mps, pts.depth_m))
+            gm_profiles.append(mae_by_depth(uv, pts, window.depth_m.size))
+        profiles["gauss_markov"] = np.median(gm_profiles, axis=0)
+    return WindowResult(
+        window.name, window.label, window.truth_day, day0_inputs(window), scores, gm, window.depth_m, profiles
+    )
+
+
+def mae_by_depth(uv_model: np.ndarray, pts: TruthPoints, levels: int) -> np.ndarray:
+    """MAE (m/s) at each data level: mean vector error over the 4 snapshots x 20 columns of that level."""
+    error = np.linalg.norm(uv_model - pts.uv_obs_mps, axis=-1)
+    level = pts.grid_index[:, 1]
+    return np.bincount(level, weights=error, minlength=levels) / np.bincount(level, minlength=levels)
