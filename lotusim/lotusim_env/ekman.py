@@ -182,7 +182,12 @@ def build_ekman(
     environment's mean 10 m wind (east, north), used unless the section gives its own wind_* keys.
     """
     check_keys(config, EKMAN_KEYS, key)
-    if "latitude_deg" in config or latitude_deg is None:
+    if latitude_deg is None and "latitude_deg" not in config:
+        raise ConfigError(
+            f"{key}.latitude_deg: missing (the Ekman model needs the latitude: set {key}.latitude_deg "
+            "or origin.latitude_deg)"
+        )
+    if "latitude_deg" in config:
         latitude_deg = get_float(config, "latitude_deg", key, None, minimum=-90.0, maximum=90.0)
     if abs(latitude_deg) < MIN_LATITUDE_DEG:
         raise ConfigError(
