@@ -1,0 +1,191 @@
+"""The one place where lotusim converts between the physics frames (NED world, FRD body) and the ROS frames
+(REP 103 / REP 105: ENU world `map`, FLU body `base_link`).
+
+Conventions
+-----------
+- Physics (Fossen 2021, ch. 2): world NED (x north, y east, z down), body FRD (x forward, y starboard,
+  z down). Attitude is the unit quaternion ``q_ned_frd`` stored **w, x, y, z** (scalar first), the rotation
+  that takes body FRD vectors into NED: ``v_ned = R(q_ned_frd) @ v_frd``.
+- ROS: world ENU (x east, y north, z up), body FLU (x forward, y left, z up). Attitude is ``q_enu_flu`` stored
+  **x, y, z, w** (scalar last, geometry_msgs/Quaternion order), ``v_enu = R(q_enu_flu) @ v_flu``.
+- The frame changes are fixed proper rotations: ``R_enu_ned`` swaps x/y and flips z (a 180 deg turn about the
+  axis (1, 1, 0)/sqrt 2), ``R_frd_flu = diag(1, -1, -1)`` (180 deg about x). Hence
+  ``q_enu_flu = q_enu_ned (x) q_ned_frd (x) q_frd_flu``. Both ``q`` and ``-q`` are the same attitude; results are
+  returned with a non-negative scalar part.
+- Every function is batched: inputs may be a single vector (shape (3,), (4,), (6,)) or N of them ((N, 3), ...);
+  outputs have the same leading shape. Inputs are never modified.
+
+Quaternion helpers (Hamilton product, scalar first) follow Fossen 2021 sec. 2.2.2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_S = np.sqrt(0.5)
+# q_enu_ned: rotation taking NED vectors into ENU (w, x, y, z)
+Q_ENU_NED_WXYZ = np.array([0.0, _S, _S, 0.0])
+# q_frd_flu: rotation taking FLU vectors into FRD (w, x, y, z)
+Q_FRD_FLU_WXYZ = np.array([0.0, 1.0, 0.0, 0.0])
+
+
+def _arr(values, last: int, what: str) -> np.ndarray:
+    a = np.asarray(values, dtype=float)
+    if a.shape[-1:] != (last,):
+        raise ValueError(f"{what}: expected shape (..., {last}), got {a.shape}")
+    return a
+
+
+# --- positions and vectors ---------------------------------------------------------------------------------
+
+
+def ned_to_enu(p_ned) -> np.ndarray:
+    """World vector NED -> ENU: (n, e, d) -> (e, n, -d). Positions (m), velocities (m/s), forces alike."""
+    p = _arr(p_ned, 3, "ned_to_enu")
+    return np.stack([p[..., 1], p[..., 0], -p[..., 2]], axis=-1)
+
+
+def enu_to_ned(p_enu) -> np.ndarray:
+    """World vector ENU -> NED: (e, n, u) -> (n, e, -u)."""
+    p = _arr(p_enu, 3, "enu_to_ned")
+    return np.stack([p[..., 1], p[..., 0], -p[..., 2]], axis=-1)
+
+
+def frd_to_flu(v_frd) -> np.ndarray:
+    """Body vector FRD -> FLU: (x, y, z) -> (x, -y, -z). Linear or angular velocity, force or moment."""
+    v = _arr(v_frd, 3, "frd_to_flu")
+    return v * np.array([1.0, -1.0, -1.0])
+
+
+def flu_to_frd(v_flu) -> np.ndarray:
+    """Body vector FLU -> FRD: (x, y, z) -> (x, -y, -z)."""
+    v = _arr(v_flu, 3, "flu_to_frd")
+    return v * np.array([1.0, -1.0, -1.0])
+
+
+def twist_frd_to_flu(nu_frd) -> np.ndarray:
+    """Generalised body velocity/acceleration/wrench [u, v, w, p, q, r] FRD -> [x, y, z, roll, pitch, yaw] FLU."""
+    nu = _arr(nu_frd, 6, "twist_frd_to_flu")
+    return nu * np.array([1.0, -1.0, -1.0, 1.0, -1.0, -1.0])
+
+
+def twist_flu_to_frd(twist_flu) -> np.ndarray:
+    """Generalised body velocity/acceleration/wrench FLU -> FRD (the same sign flip)."""
+    tw = _arr(twist_flu, 6, "twist_flu_to_frd")
+    return tw * np.array([1.0, -1.0, -1.0, 1.0, -1.0, -1.0])
+
+
+# --- quaternions ---------------------------------------------------------------------------------------------
+
+
+def quat_multiply(a_wxyz, b_wxyz) -> np.ndarray:
+    """Hamilton product a (x) b of scalar-first quaternions (batched)."""
+    a = _arr(a_wxyz, 4, "quat_multiply a")
+    b = _arr(b_wxyz, 4, "quat_multiply b")
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def quat_normalize(q) -> np.ndarray:
+    """Unit quaternion with non-negative scalar part (q and -q are the same attitude). Raises on zero norm."""
+    q = _arr(q, 4, "quat_normalize")
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    if np.any(~np.isfinite(norm)) or np.any(norm < 1e-12):
+        raise ValueError(f"quaternion must be finite and non-zero, got {q.tolist()}")
+    q = q / norm
+    sign = np.where(q[..., :1] < 0.0, -1.0, 1.0)
+    return q * sign
+
+
+def wxyz_to_xyzw(q_wxyz) -> np.ndarray:
+    """Reorder scalar-first (w, x, y, z) -> ROS scalar-last (x, y, z, w)."""
+    q = _arr(q_wxyz, 4, "wxyz_to_xyzw")
+    return q[..., [1, 2, 3, 0]]
+
+
+def xyzw_to_wxyz(q_xyzw) -> np.ndarray:
+    """Reorder ROS scalar-last (x, y, z, w) -> scalar-first (w, x, y, z)."""
+    q = _arr(q_xyzw, 4, "xyzw_to_wxyz")
+    return q[..., [3, 0, 1, 2]]
+
+
+def q_ned_frd_to_q_enu_flu(q_ned_frd_wxyz) -> np.ndarray:
+    """Physics attitude (NED<-FRD, w x y z) -> ROS attitude (ENU<-FLU, **x y z w**)."""
+    q = quat_multiply(quat_multiply(Q_ENU_NED_WXYZ, q_ned_frd_wxyz), Q_FRD_FLU_WXYZ)
+    return wxyz_to_xyzw(quat_normalize(q))
+
+
+def q_enu_flu_to_q_ned_frd(q_enu_flu_xyzw) -> np.ndarray:
+    """ROS attitude (ENU<-FLU, x y z w) -> physics attitude (NED<-FRD, **w x y z**).
+
+    Uses q_ned_enu = conj(q_enu_ned) and q_flu_frd = conj(q_frd_flu); both are 180 deg turns, i.e. their own
+    inverse up to sign."""
+    q = xyzw_to_wxyz(q_enu_flu_xyzw)
+    q = quat_multiply(quat_multiply(Q_ENU_NED_WXYZ * [1, -1, -1, -1], q), Q_FRD_FLU_WXYZ * [1, -1, -1, -1])
+    return quat_normalize(q)
+
+
+def rotation_matrix(q_wxyz) -> np.ndarray:
+    """Rotation matrix R(q) (Fossen 2021 eq. 2.72 form) of unit quaternions, shape (..., 3, 3)."""
+    q = quat_normalize(q_wxyz)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    r = np.empty(q.shape[:-1] + (3, 3))
+    r[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    r[..., 0, 1] = 2 * (x * y - z * w)
+    r[..., 0, 2] = 2 * (x * z + y * w)
+    r[..., 1, 0] = 2 * (x * y + z * w)
+    r[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    r[..., 1, 2] = 2 * (y * z - x * w)
+    r[..., 2, 0] = 2 * (x * z - y * w)
+    r[..., 2, 1] = 2 * (y * z + x * w)
+    r[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return r
+
+
+def quat_from_euler_zyx(roll_rad, pitch_rad, yaw_rad) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of the zyx convention R = Rz(yaw) Ry(pitch) Rx(roll) (Fossen 2021 eq. 2.18).
+
+    In NED/FRD these are Fossen's phi, theta, psi (yaw from north, clockwise seen from above, pitch nose-up
+    positive). Batched over broadcastable inputs."""
+    phi, theta, psi = (np.asarray(a, dtype=float) * 0.5 for a in (roll_rad, pitch_rad, yaw_rad))
+    cr, sr, cp, sp, cy, sy = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta), np.cos(psi), np.sin(psi)
+    q = np.stack(
+        [
+            cr * cp * cy + sr * sp * sy,
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+        ],
+        axis=-1,
+    )
+    return quat_normalize(q)
+
+
+def euler_zyx_from_quat(q_wxyz) -> np.ndarray:
+    """(roll, pitch, yaw) rad of unit quaternions in the zyx convention; pitch in [-pi/2, pi/2].
+
+    Only for display/tests: the physics never uses Euler angles (singular at pitch +-90 deg)."""
+    r = rotation_matrix(q_wxyz)
+    roll = np.arctan2(r[..., 2, 1], r[..., 2, 2])
+    pitch = -np.arcsin(np.clip(r[..., 2, 0], -1.0, 1.0))
+    yaw = np.arctan2(r[..., 1, 0], r[..., 0, 0])
+    return np.stack([roll, pitch, yaw], axis=-1)
+
+
+def yaw_ned_to_enu(psi_ned_rad):
+    """Heading from north clockwise (NED yaw) -> ENU yaw from east counter-clockwise: pi/2 - psi."""
+    return np.pi / 2 - np.asarray(psi_ned_rad, dtype=float)
+
+
+def yaw_enu_to_ned(yaw_enu_rad):
+    """ENU yaw (from east, counter-clockwise) -> NED heading (from north, clockwise): pi/2 - yaw."""
+    return np.pi / 2 - np.asarray(yaw_enu_rad, dtype=float)

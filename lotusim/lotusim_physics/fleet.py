@@ -1,0 +1,510 @@
+"""The batched fleet: every vessel of a simulation as rows of a few arrays, advanced together by one compiled
+call per step (integrators.step_fleet). ROS-free; the dynamics node wires it to topics.
+
+State (internal frames NED / FRD, see lotusim_core.frames for ROS ENU / FLU):
+    position_ned (N, 3) m, q_ned_frd (N, 4) w x y z, nu (N, 6) FRD, nu_dot (N, 6) FRD (last step), frozen (N,)
+These properties are **views** into the fleet arrays, in the row order of `names`: cheap, always current, but
+only valid until the next add()/remove() (which may reallocate or reorder rows). Copy them to keep them, and
+change the state through set_pose(), not by writing into the views.
+
+Vessels are added and removed between steps in amortised O(1): arrays grow by doubling, a removed vessel's row
+is filled by the last row (swap-remove), and its actuator rows are left dead in the actuator pools until the
+pools are compacted (when more than half of them are dead). Heterogeneous fleets (any mix of models, numbers of
+thrusters and fins) share the same arrays: each vessel row records where its thrusters and fins are.
+
+Commands (held until changed) are validated before they touch the state: a wrong length or a non-finite value
+raises ValueError naming the vessel and leaves everything unchanged. A vessel whose state becomes non-finite or
+explodes (or whose environment inputs are non-finite) is frozen at its last good state and reported by step();
+the other vessels continue. set_pose() (or unfreeze()) brings a frozen vessel back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from lotusim_core import frames
+from lotusim_core.vehicle_spec import VehicleSpec
+
+from lotusim_physics import layout as L
+from lotusim_physics.added_mass import c_a_mask
+from lotusim_physics.faults import REASONS, FaultReport
+from lotusim_physics.integrators import METHODS, step_fleet
+from lotusim_physics.rigid_body import inertia_about_co, m_rb
+from lotusim_physics.thrusters import T200_DEADBAND, UNIT_TO_RPS, t200_curve_array
+
+EnvField = Callable[[float, np.ndarray], np.ndarray]
+
+
+def _vec(values, size: int, what: str, vessel: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    if arr.shape != (size,):
+        raise ValueError(f"vessel '{vessel}': {what} expects {size} values, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"vessel '{vessel}': {what} must be finite, got {arr.tolist()}")
+    return arr
+
+
+def _mat6(values, what: str, vessel: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.shape != (6, 6) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"vessel '{vessel}' (model {what}): expected a finite 6x6 matrix, got shape {arr.shape}")
+    return arr
+
+
+def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parameter row (V_WIDTH,), thruster rows (k, T_WIDTH) and fin rows (m, F_WIDTH) of one vessel.
+
+    Raises ValueError (naming the vessel, the model and the reason) for inputs the physics cannot run."""
+    where = f"vessel '{name}' (model {spec.name})"
+    if not (math.isfinite(spec.mass_kg) and spec.mass_kg > 0.0):
+        raise ValueError(f"{where}: mass_kg must be positive, got {spec.mass_kg}")
+    inertia = np.asarray(spec.inertia_cg_kgm2, dtype=float)
+    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+        raise ValueError(f"{where}: inertia_cg_kgm2 must be a finite 3x3 matrix")
+    r_g = _vec(spec.cg_frd_m, 3, "cg_frd_m", name)
+    r_b = _vec(spec.cb_frd_m, 3, "cb_frd_m", name)
+    m_a = _mat6(spec.added_mass, f"{spec.name} added_mass", name)
+    d_lin = _mat6(spec.damping_linear, f"{spec.name} damping_linear", name)
+    d_quad = _mat6(spec.damping_quadratic, f"{spec.name} damping_quadratic", name)
+    mass_matrix = m_rb(spec.mass_kg, inertia, r_g) + m_a
+    try:
+        np.linalg.cholesky(0.5 * (mass_matrix + mass_matrix.T))
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{where}: M = M_RB + M_A is not positive definite") from None
+    row = np.zeros(L.V_WIDTH)
+    row[L.V_MASS] = spec.mass_kg
+    row[L.V_W] = spec.mass_kg * g
+    row[L.V_RG : L.V_RG + 3] = r_g
+    row[L.V_RB : L.V_RB + 3] = r_b
+    row[L.V_IO : L.V_IO + 9] = inertia_about_co(inertia, spec.mass_kg, r_g).reshape(-1)
+    row[L.V_MINV : L.V_MINV + 36] = np.linalg.inv(mass_matrix).reshape(-1)
+    row[L.V_MA : L.V_MA + 36] = m_a.reshape(-1)
+    row[L.V_DL : L.V_DL + 36] = d_lin.reshape(-1)
+    row[L.V_DQ : L.V_DQ + 36] = d_quad.reshape(-1)
+    try:
+        row[L.V_CAMASK : L.V_CAMASK + 36] = c_a_mask(spec.coriolis_added_mass).reshape(-1)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if spec.domain == "underwater":
+        if not (math.isfinite(spec.volume_m3) and spec.volume_m3 >= 0.0):
+            raise ValueError(f"{where}: volume_m3 must be >= 0, got {spec.volume_m3}")
+        row[L.V_B] = rho * g * spec.volume_m3
+    elif spec.domain == "surface":
+        hs = spec.surface
+        if hs is None or not (hs.waterplane_area_m2 > 0.0):
+            raise ValueError(f"{where}: a surface vessel needs surface hydrostatics with waterplane_area_m2 > 0")
+        row[L.V_SURFACE] = 1.0
+        row[L.V_AWP] = hs.waterplane_area_m2
+        row[L.V_GMT] = hs.gm_transverse_m
+        row[L.V_GML] = hs.gm_longitudinal_m
+        row[L.V_BOXDRAFT] = spec.mass_kg / (rho * hs.waterplane_area_m2)
+        if spec.wind is not None:
+            w = spec.wind
+            row[L.V_HASWIND] = 1.0
+            row[L.V_AF], row[L.V_AL], row[L.V_LEN] = w.frontal_area_m2, w.lateral_area_m2, w.length_m
+            row[L.V_CX], row[L.V_CY], row[L.V_CN] = w.cx, w.cy, w.cn
+            row[L.V_RHOAIR] = w.air_density_kgm3
+    else:
+        raise ValueError(f"{where}: domain must be 'underwater' or 'surface', got {spec.domain!r}")
+    if not np.all(np.isfinite(row)):
+        raise ValueError(f"{where}: non-finite parameter")
+    return row, _pack_thrusters(spec, where), _pack_fins(spec, where)
+
+
+def _pack_thrusters(spec: VehicleSpec, where: str) -> np.ndarray:
+    rows = np.zeros((len(spec.thrusters), L.T_WIDTH))
+    for k, t in enumerate(spec.thrusters):
+        r = rows[k]
+        d = np.asarray(t.direction_frd, dtype=float)
+        if d.shape != (3,) or not np.linalg.norm(d) > 0.0:
+            raise ValueError(f"{where}: thruster '{t.name}' direction_frd must be a non-zero 3-vector")
+        r[L.T_POS : L.T_POS + 3] = np.asarray(t.position_frd_m, dtype=float)
+        r[L.T_DIR : L.T_DIR + 3] = d / np.linalg.norm(d)
+        if t.command_unit not in UNIT_TO_RPS:
+            raise ValueError(f"{where}: thruster '{t.name}' command_unit must be one of {sorted(UNIT_TO_RPS)}")
+        if t.model == "quadratic":
+            if t.command_unit == "normalized":
+                raise ValueError(f"{where}: thruster '{t.name}': the quadratic model needs a rotor-speed unit")
+            r[L.T_MODEL] = L.T_MODEL_QUADRATIC
+        elif t.model == "t200":
+            if t.command_unit != "normalized":
+                raise ValueError(f"{where}: thruster '{t.name}': the t200 curve takes a normalized command")
+            r[L.T_MODEL] = L.T_MODEL_T200
+            r[L.T_CURVE : L.T_CURVE + 12] = t200_curve_array(t.curve)
+        else:
+            raise ValueError(f"{where}: thruster '{t.name}' model must be 'quadratic' or 't200', got {t.model!r}")
+        r[L.T_TO_RPS] = UNIT_TO_RPS[t.command_unit]
+        if not t.command_min <= t.command_max:
+            raise ValueError(f"{where}: thruster '{t.name}' command_min > command_max")
+        r[L.T_CMD_MIN], r[L.T_CMD_MAX] = t.command_min, t.command_max
+        r[L.T_TAU] = t.time_constant_s
+        r[L.T_DIAM], r[L.T_KT], r[L.T_KQ] = t.diameter_m, t.kt, t.kq
+        r[L.T_KT_REV] = t.kt if t.kt_reverse is None else t.kt_reverse
+        r[L.T_DEADBAND] = T200_DEADBAND
+        r[L.T_ALIVE] = 1.0
+        if not np.all(np.isfinite(r)):
+            raise ValueError(f"{where}: thruster '{t.name}' has a non-finite parameter")
+    return rows
+
+
+def _pack_fins(spec: VehicleSpec, where: str) -> np.ndarray:
+    rows = np.zeros((len(spec.fins), L.F_WIDTH))
+    for k, f in enumerate(spec.fins):
+        r = rows[k]
+        r[L.F_POS : L.F_POS + 3] = np.asarray(f.position_frd_m, dtype=float)
+        r[L.F_COS], r[L.F_SIN] = math.cos(f.roll_angle_rad), math.sin(f.roll_angle_rad)
+        r[L.F_AREA], r[L.F_SLOPE], r[L.F_STALL] = f.area_m2, f.lift_slope_per_rad, f.stall_angle_rad
+        r[L.F_POST], r[L.F_CD0], r[L.F_KIND] = f.post_stall_slope_per_rad, f.cd0, f.induced_drag_factor
+        r[L.F_MAX], r[L.F_TAU], r[L.F_RATE] = f.max_angle_rad, f.time_constant_s, f.rate_limit_rad_s
+        r[L.F_ALIVE] = 1.0
+        if not np.all(np.isfinite(r)):
+            raise ValueError(f"{where}: fin '{f.name}' has a non-finite parameter")
+    return rows
+
+
+class Fleet:
+    """All vessels of one simulation, integrated together (see the module docstring)."""
+
+    def __init__(
+        self,
+        dt_s: float,
+        integrator: str = "rk4",
+        substeps: int = 1,
+        water_density_kgm3: float = 1025.0,
+        gravity_mps2: float = 9.81,
+        *,
+        max_speed_mps: float = 100.0,
+        max_rate_rad_s: float = 50.0,
+        max_position_m: float = 1.0e8,
+        capacity: int = 16,
+    ) -> None:
+        if not (math.isfinite(dt_s) and dt_s > 0.0):
+            raise ValueError(f"Fleet: dt_s must be a positive number of seconds, got {dt_s}")
+        if integrator not in METHODS:
+            raise ValueError(f"Fleet: integrator must be one of {sorted(METHODS)}, got {integrator!r}")
+        if int(substeps) != substeps or substeps < 1:
+            raise ValueError(f"Fleet: substeps must be an integer >= 1, got {substeps}")
+        self.dt_s = float(dt_s)
+        self.integrator = integrator
+        self.substeps = int(substeps)
+        self.water_density_kgm3 = float(water_density_kgm3)
+        self.gravity_mps2 = float(gravity_mps2)
+        self.max_speed_mps = float(max_speed_mps)
+        self.max_rate_rad_s = float(max_rate_rad_s)
+        self.max_position_m = float(max_position_m)
+        self._method = METHODS[integrator]
+        cap = max(1, int(capacity))
+        self._n = 0
+        self._xs = np.zeros((cap, L.X_WIDTH))
+        self._vp = np.zeros((cap, L.V_WIDTH))
+        self._vi = np.zeros((cap, L.VI_WIDTH), dtype=np.int64)
+        self._frozen = np.zeros(cap, dtype=np.bool_)
+        self._status = np.zeros(cap, dtype=np.int64)
+        self._tp = np.zeros((max(4, cap), L.T_WIDTH))
+        self._fp = np.zeros((max(4, cap), L.F_WIDTH))
+        self._nt = 0  # used thruster pool rows (alive or dead)
+        self._nf = 0
+        self._dead_t = 0
+        self._dead_f = 0
+        self.names: list[str] = []
+        self._specs: list[VehicleSpec] = []
+        self._index: dict[str, int] = {}
+        self._env_set = False
+
+    # --- sizes and lookup ------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def index(self, name: str) -> int:
+        """Row of vessel `name` in the state arrays (changes when vessels are removed)."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"no vessel named '{name}' in the fleet") from None
+
+    def spec(self, name: str) -> VehicleSpec:
+        return self._specs[self.index(name)]
+
+    # --- state views -----------------------------------------------------------------------------------------
+    @property
+    def position_ned(self) -> np.ndarray:
+        """(N, 3) positions of CO in NED, m (view)."""
+        return self._xs[: self._n, L.X_POS : L.X_POS + 3]
+
+    @property
+    def q_ned_frd(self) -> np.ndarray:
+        """(N, 4) attitudes q_ned_frd, w x y z (view)."""
+        return self._xs[: self._n, L.X_Q : L.X_Q + 4]
+
+    @property
+    def nu(self) -> np.ndarray:
+        """(N, 6) body velocities [u v w p q r], FRD (view)."""
+        return self._xs[: self._n, L.X_NU : L.X_NU + 6]
+
+    @property
+    def nu_dot(self) -> np.ndarray:
+        """(N, 6) body accelerations of the last step, FRD (view)."""
+        return self._xs[: self._n, L.X_NUDOT : L.X_NUDOT + 6]
+
+    @property
+    def frozen(self) -> np.ndarray:
+        """(N,) True for vessels frozen by a fault (view)."""
+        return self._frozen[: self._n]
+
+    def thrust_n(self, name: str) -> np.ndarray:
+        """Thrust of each thruster of the vessel in the last step, N (copy)."""
+        t0, nt = self._vi[self.index(name), 0:2]
+        return self._tp[t0 : t0 + nt, L.T_THRUST].copy()
+
+    def fin_angles_rad(self, name: str) -> np.ndarray:
+        """Current deflection of each fin of the vessel, rad (copy)."""
+        f0, nf = self._vi[self.index(name), 2:4]
+        return self._fp[f0 : f0 + nf, L.F_STATE].copy()
+
+    def state_enu(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(pos_enu (N,3) m, q_enu_flu (N,4) **x y z w**, twist_flu (N,6), accel_flu (N,6)) for ROS (copies).
+
+        twist_flu = [linear (m/s), angular (rad/s)] in body FLU; accel_flu the last step's nu_dot in FLU."""
+        pos = frames.ned_to_enu(self.position_ned)
+        quat = frames.q_ned_frd_to_q_enu_flu(self.q_ned_frd) if self._n else np.zeros((0, 4))
+        return pos, quat, frames.twist_frd_to_flu(self.nu), frames.twist_frd_to_flu(self.nu_dot)
+
+    # --- vessel management -----------------------------------------------------------------------------------
+    def add(self, name: str, spec: VehicleSpec, position_ned_m, q_ned_frd_wxyz, nu_frd=None) -> None:
+        """Add vessel `name` of model `spec` at rest (or with body velocity nu_frd). ValueError on a duplicate
+        name, a non-finite pose or a model the physics cannot run (nothing is changed then)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"vessel name must be a non-empty string, got {name!r}")
+        if name in self._index:
+            raise ValueError(f"vessel '{name}' already exists in the fleet")
+        pos, quat, nu = self._pose(name, position_ned_m, q_ned_frd_wxyz, nu_frd)
+        vrow, trows, frows = pack_vessel(spec, name, self.water_density_kgm3, self.gravity_mps2)
+        i = self._n
+        self._reserve_vessels(i + 1)
+        t0 = self._append_pool("_tp", "_nt", trows)
+        f0 = self._append_pool("_fp", "_nf", frows)
+        self._xs[i] = 0.0
+        self._xs[i, L.X_POS : L.X_POS + 3] = pos
+        self._xs[i, L.X_Q : L.X_Q + 4] = quat
+        self._xs[i, L.X_NU : L.X_NU + 6] = nu
+        self._vp[i] = vrow
+        self._vi[i] = (t0, len(trows), f0, len(frows))
+        self._frozen[i] = False
+        self._status[i] = 0
+        self.names.append(name)
+        self._specs.append(spec)
+        self._index[name] = i
+        self._n = i + 1
+
+    def remove(self, name: str) -> None:
+        """Remove vessel `name` (KeyError if unknown); the last row takes its place."""
+        i = self.index(name)
+        last = self._n - 1
+        t0, nt, f0, nf = self._vi[i]
+        self._tp[t0 : t0 + nt, L.T_ALIVE] = 0.0
+        self._fp[f0 : f0 + nf, L.F_ALIVE] = 0.0
+        self._dead_t += int(nt)
+        self._dead_f += int(nf)
+        if i != last:
+            for arr in (self._xs, self._vp, self._vi, self._frozen, self._status):
+                arr[i] = arr[last]
+            moved = self.names[last]
+            self.names[i] = moved
+            self._specs[i] = self._specs[last]
+            self._index[moved] = i
+        self.names.pop()
+        self._specs.pop()
+        del self._index[name]
+        self._n = last
+        if self._dead_t > max(64, self._nt - self._dead_t):
+            self._compact("_tp", "_nt", "_dead_t", L.T_ALIVE, 0)
+        if self._dead_f > max(64, self._nf - self._dead_f):
+            self._compact("_fp", "_nf", "_dead_f", L.F_ALIVE, 2)
+
+    def set_pose(self, name: str, position_ned_m, q_ned_frd_wxyz, nu_frd=None) -> None:
+        """Teleport ("move") a vessel: new pose, body velocity nu_frd (default at rest); clears a freeze."""
+        i = self.index(name)
+        pos, quat, nu = self._pose(name, position_ned_m, q_ned_frd_wxyz, nu_frd)
+        self._xs[i, L.X_POS : L.X_POS + 3] = pos
+        self._xs[i, L.X_Q : L.X_Q + 4] = quat
+        self._xs[i, L.X_NU : L.X_NU + 6] = nu
+        self._xs[i, L.X_NUDOT : L.X_NUDOT + 6] = 0.0
+        self._frozen[i] = False
+        self._status[i] = 0
+
+    def unfreeze(self, name: str) -> None:
+        """Let a frozen vessel move again from its last good state."""
+        i = self.index(name)
+        self._frozen[i] = False
+        self._status[i] = 0
+
+    # --- commands --------------------------------------------------------------------------------------------
+    def set_thruster_commands(self, name: str, values: Sequence[float] | np.ndarray) -> None:
+        """One command per thruster, in each thruster's command_unit (saturated to its limits when applied)."""
+        i = self.index(name)
+        t0, nt = self._vi[i, 0:2]
+        self._tp[t0 : t0 + nt, L.T_CMD] = _vec(values, int(nt), "thruster commands", name)
+
+    def set_fin_commands(self, name: str, angles_rad: Sequence[float] | np.ndarray) -> None:
+        """One deflection command per fin, rad (saturated to +-max_angle_rad when applied)."""
+        i = self.index(name)
+        f0, nf = self._vi[i, 2:4]
+        self._fp[f0 : f0 + nf, L.F_CMD] = _vec(angles_rad, int(nf), "fin commands", name)
+
+    def set_body_wrench(self, name: str, wrench_frd: Sequence[float] | np.ndarray) -> None:
+        """Direct body wrench [X, Y, Z, K, M, N] (N, N m) in FRD at CO, held until changed."""
+        i = self.index(name)
+        self._xs[i, L.X_WRENCH : L.X_WRENCH + 6] = _vec(wrench_frd, 6, "body wrench", name)
+
+    # --- stepping --------------------------------------------------------------------------------------------
+    def step(self, t_s: float, current_ned: EnvField | None = None, wind_ned: EnvField | None = None) -> list:
+        """Advance every active vessel by dt_s from sim time t_s; returns the FaultReports of this step.
+
+        current_ned(t_s, positions_ned (N,3)) -> (N,3) water velocity NED, m/s; wind_ned(t_s, positions_ned)
+        -> (N,3) air velocity at 10 m NED, m/s. Both are sampled once at the start of the step and held; None
+        means still water / no wind."""
+        n = self._n
+        xs = self._xs
+        if current_ned is not None or wind_ned is not None:
+            self._sample_env(t_s, current_ned, wind_ned)
+        elif self._env_set:
+            xs[:, L.X_CUR : L.X_WIND + 3] = 0.0
+            self._env_set = False
+        nfault = step_fleet(
+            xs, self._vp, self._vi, self._tp, self._fp, self._frozen, self._status, n, self.dt_s, self.substeps,
+            self._method, self.water_density_kgm3, self.gravity_mps2, self.max_speed_mps, self.max_rate_rad_s,
+            self.max_position_m,
+        )  # fmt: skip
+        if not nfault:
+            return []
+        return self._collect_faults(t_s)
+
+    def _sample_env(self, t_s: float, current_ned: EnvField | None, wind_ned: EnvField | None) -> None:
+        n = self._n
+        pos = self.position_ned
+        for fn, col, what in ((current_ned, L.X_CUR, "current_ned"), (wind_ned, L.X_WIND, "wind_ned")):
+            if fn is None:
+                self._xs[:n, col : col + 3] = 0.0
+                continue
+            values = np.asarray(fn(t_s, pos), dtype=float)
+            if values.shape != (n, 3):
+                values = np.broadcast_to(values, (n, 3)) if values.shape == (3,) else values
+            if values.shape != (n, 3):
+                raise ValueError(f"{what}(t, positions_ned) must return an ({n}, 3) array, got {values.shape}")
+            self._xs[:n, col : col + 3] = values
+        self._env_set = True
+
+    def _collect_faults(self, t_s: float) -> list:
+        reports = []
+        for i in np.flatnonzero(self._status[: self._n]):
+            code = int(self._status[i])
+            detail = REASONS.get(code, f"fault code {code}")
+            if code == L.FAULT_SPEED:
+                detail += f" ({self.max_speed_mps} m/s)"
+            elif code == L.FAULT_RATE:
+                detail += f" ({self.max_rate_rad_s} rad/s)"
+            elif code == L.FAULT_POSITION:
+                detail += f" ({self.max_position_m} m)"
+            reports.append(FaultReport(self.names[i], float(t_s), code, detail))
+            self._status[i] = 0
+        return reports
+
+    # --- snapshot --------------------------------------------------------------------------------------------
+    def snapshot(self) -> dict:
+        """Everything needed to continue identically: settings, names, specs and copies of the arrays."""
+        n = self._n
+        return {
+            "settings": {
+                "dt_s": self.dt_s,
+                "integrator": self.integrator,
+                "substeps": self.substeps,
+                "water_density_kgm3": self.water_density_kgm3,
+                "gravity_mps2": self.gravity_mps2,
+                "max_speed_mps": self.max_speed_mps,
+                "max_rate_rad_s": self.max_rate_rad_s,
+                "max_position_m": self.max_position_m,
+            },
+            "names": list(self.names),
+            "specs": list(self._specs),
+            "xs": self._xs[:n].copy(),
+            "vp": self._vp[:n].copy(),
+            "vi": self._vi[:n].copy(),
+            "frozen": self._frozen[:n].copy(),
+            "tp": self._tp[: self._nt].copy(),
+            "fp": self._fp[: self._nf].copy(),
+            "dead": (self._dead_t, self._dead_f),
+        }
+
+    @classmethod
+    def from_snapshot(cls, snap: dict) -> Fleet:
+        """A fleet that continues bit-identically from `snap` (see snapshot())."""
+        fleet = cls(capacity=max(1, len(snap["names"])), **snap["settings"])
+        n = len(snap["names"])
+        fleet._reserve_vessels(n)
+        fleet._xs[:n] = snap["xs"]
+        fleet._vp[:n] = snap["vp"]
+        fleet._vi[:n] = snap["vi"]
+        fleet._frozen[:n] = snap["frozen"]
+        fleet._append_pool("_tp", "_nt", snap["tp"])
+        fleet._append_pool("_fp", "_nf", snap["fp"])
+        fleet._dead_t, fleet._dead_f = snap["dead"]
+        fleet.names = list(snap["names"])
+        fleet._specs = list(snap["specs"])
+        fleet._index = {name: i for i, name in enumerate(fleet.names)}
+        fleet._n = n
+        fleet._env_set = True
+        return fleet
+
+    # --- internals -------------------------------------------------------------------------------------------
+    def _pose(self, name: str, position_ned_m, q_ned_frd_wxyz, nu_frd) -> tuple[np.ndarray, ...]:
+        pos = _vec(position_ned_m, 3, "position_ned_m", name)
+        quat = _vec(q_ned_frd_wxyz, 4, "q_ned_frd_wxyz", name)
+        norm = float(np.linalg.norm(quat))
+        if norm < 1e-9:
+            raise ValueError(f"vessel '{name}': q_ned_frd_wxyz must be a non-zero quaternion")
+        nu = np.zeros(6) if nu_frd is None else _vec(nu_frd, 6, "nu_frd", name)
+        return pos, quat / norm, nu
+
+    def _reserve_vessels(self, needed: int) -> None:
+        cap = self._xs.shape[0]
+        if needed <= cap:
+            return
+        new_cap = max(needed, 2 * cap)
+        for attr in ("_xs", "_vp", "_vi", "_frozen", "_status"):
+            old = getattr(self, attr)
+            new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
+            new[: self._n] = old[: self._n]
+            setattr(self, attr, new)
+
+    def _append_pool(self, attr: str, count_attr: str, rows: np.ndarray) -> int:
+        pool = getattr(self, attr)
+        used = getattr(self, count_attr)
+        k = len(rows)
+        if used + k > pool.shape[0]:
+            new = np.zeros((max(used + k, 2 * pool.shape[0]), pool.shape[1]))
+            new[:used] = pool[:used]
+            setattr(self, attr, new)
+            pool = new
+        pool[used : used + k] = rows
+        setattr(self, count_attr, used + k)
+        return used
+
+    def _compact(self, attr: str, count_attr: str, dead_attr: str, alive_col: int, vi_col: int) -> None:
+        """Drop dead actuator rows, keeping each vessel's rows contiguous; rewrites the vessels' start indices."""
+        pool = getattr(self, attr)
+        new = np.zeros_like(pool)
+        used = 0
+        for i in range(self._n):
+            start, count = self._vi[i, vi_col], self._vi[i, vi_col + 1]
+            new[used : used + count] = pool[start : start + count]
+            self._vi[i, vi_col] = used
+            used += count
+        assert np.all(new[:used, alive_col] == 1.0)
+        setattr(self, attr, new)
+        setattr(self, count_attr, used)
+        setattr(self, dead_attr, 0)

@@ -1,0 +1,150 @@
+"""Fixed-step integration of the whole fleet in one compiled call (numba, cache=True).
+
+Per vessel and per (sub)step of length h = dt / substeps:
+  1. actuators: rotor states and fin deflections advance exactly over h (thrusters.rotor_lag, fins.fin_servo)
+     and are held during the step; the thruster wrench is computed once;
+  2. the state x = [p_ned, q_ned_frd, nu] advances with
+       - "rk4": classical 4th-order Runge-Kutta on x (quaternion renormalised after the step), or
+       - "euler": semi-implicit (symplectic) Euler, nu_{k+1} = nu_k + h nu_dot(x_k), then
+         p_{k+1} = p_k + h R(q_k) v_{k+1} and q_{k+1} = q_k (x) exp(1/2 w_{k+1} h) (one evaluation per step);
+  3. nu_dot of the step is stored as (nu_{k+1} - nu_k) / dt (the RK4-weighted mean acceleration).
+Environment inputs (water and air velocity at the vessel) are sampled once per step by the Fleet and held.
+
+Fault containment: a vessel whose environment inputs are not finite, or whose new state is not finite or
+exceeds the speed / rate / position limits, is restored to its state at the start of the step and frozen;
+its fault code is written to `status` and the count returned. Frozen vessels are skipped. Each vessel's
+arithmetic is independent of the others and of its row, so N copies of a vessel give bit-identical results.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from lotusim_physics import layout as L
+from lotusim_physics.equations_of_motion import SCRATCH_SIZE, vessel_derivative
+from lotusim_physics.fins import fin_servo
+from lotusim_physics.kinematics import quat_normalize_inplace, quat_rotate_body_rate, rotation_from_quat
+from lotusim_physics.thrusters import rotor_lag, thrust_quadratic, thrust_t200
+
+METHODS = {"rk4": 0, "euler": 1}
+
+
+@njit(cache=True)
+def _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr):
+    """Advance rotor states and fin deflections over h; tau_thr (6,) <- thruster wrench (FRD, at CO)."""
+    for i in range(6):
+        tau_thr[i] = 0.0
+    for k in range(t0, t0 + nt):
+        row = tp[k]
+        cmd = min(max(row[L.T_CMD], row[L.T_CMD_MIN]), row[L.T_CMD_MAX]) * row[L.T_TO_RPS]
+        s = rotor_lag(row[L.T_STATE], cmd, row[L.T_TAU], h)
+        row[L.T_STATE] = s
+        torque = 0.0
+        if row[L.T_MODEL] == L.T_MODEL_T200:
+            thrust = thrust_t200(s, row[L.T_CURVE : L.T_CURVE + 12], row[L.T_DEADBAND])
+        else:
+            thrust = thrust_quadratic(rho, row[L.T_DIAM], row[L.T_KT], row[L.T_KT_REV], s)
+            torque = rho * row[L.T_DIAM] ** 5 * row[L.T_KQ] * s * abs(s)
+        row[L.T_THRUST] = thrust
+        dx, dy, dz = row[L.T_DIR], row[L.T_DIR + 1], row[L.T_DIR + 2]
+        fx, fy, fz = thrust * dx, thrust * dy, thrust * dz
+        rx, ry, rz = row[L.T_POS], row[L.T_POS + 1], row[L.T_POS + 2]
+        tau_thr[0] += fx
+        tau_thr[1] += fy
+        tau_thr[2] += fz
+        tau_thr[3] += ry * fz - rz * fy + torque * dx
+        tau_thr[4] += rz * fx - rx * fz + torque * dy
+        tau_thr[5] += rx * fy - ry * fx + torque * dz
+    for k in range(f0, f0 + nf):
+        row = fp[k]
+        row[L.F_STATE] = fin_servo(row[L.F_STATE], row[L.F_CMD], row[L.F_MAX], row[L.F_TAU], row[L.F_RATE], h)
+
+
+@njit(cache=True)
+def _check(x, max_speed, max_rate, max_pos):
+    """Fault code of a state x (13,): 0 if finite and within limits."""
+    for i in range(L.X_STATE):
+        if not math.isfinite(x[i]):
+            return L.FAULT_NONFINITE_STATE
+    if x[7] * x[7] + x[8] * x[8] + x[9] * x[9] > max_speed * max_speed:
+        return L.FAULT_SPEED
+    if x[10] * x[10] + x[11] * x[11] + x[12] * x[12] > max_rate * max_rate:
+        return L.FAULT_RATE
+    if x[0] * x[0] + x[1] * x[1] + x[2] * x[2] > max_pos * max_pos:
+        return L.FAULT_POSITION
+    return L.FAULT_NONE
+
+
+@njit(cache=True)
+def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho, g, max_speed, max_rate, max_pos):
+    """Advance vessels 0 .. n-1 by dt; returns the number of vessels frozen by this step (codes in status)."""
+    h = dt / substeps
+    scratch = np.empty(SCRATCH_SIZE)
+    x0 = np.empty(L.X_STATE)
+    xt = np.empty(L.X_STATE)
+    k1 = np.empty(L.X_STATE)
+    k2 = np.empty(L.X_STATE)
+    k3 = np.empty(L.X_STATE)
+    k4 = np.empty(L.X_STATE)
+    tau_thr = np.empty(6)
+    rmat = np.empty(9)
+    nfault = 0
+    for i in range(n):
+        if frozen[i]:
+            continue
+        row = xs[i]
+        env_ok = True
+        for j in range(L.X_CUR, L.X_WIND + 3):
+            if not math.isfinite(row[j]):
+                env_ok = False
+        if not env_ok:
+            frozen[i] = True
+            status[i] = L.FAULT_NONFINITE_ENV
+            nfault += 1
+            continue
+        x = row[0 : L.X_STATE]
+        for j in range(L.X_STATE):
+            x0[j] = x[j]
+        vrow = vp[i]
+        t0, nt, f0, nf = vi[i, 0], vi[i, 1], vi[i, 2], vi[i, 3]
+        wrench = row[L.X_WRENCH : L.X_WRENCH + 6]
+        cur = row[L.X_CUR : L.X_CUR + 3]
+        wind = row[L.X_WIND : L.X_WIND + 3]
+        for _ in range(substeps):
+            _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
+            if method == 0:
+                vessel_derivative(x, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k1, scratch)
+                for j in range(L.X_STATE):
+                    xt[j] = x[j] + 0.5 * h * k1[j]
+                vessel_derivative(xt, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k2, scratch)
+                for j in range(L.X_STATE):
+                    xt[j] = x[j] + 0.5 * h * k2[j]
+                vessel_derivative(xt, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k3, scratch)
+                for j in range(L.X_STATE):
+                    xt[j] = x[j] + h * k3[j]
+                vessel_derivative(xt, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k4, scratch)
+                for j in range(L.X_STATE):
+                    x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
+                quat_normalize_inplace(x[3:7])
+            else:
+                vessel_derivative(x, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k1, scratch)
+                rotation_from_quat(x[3:7], rmat)
+                for j in range(6):
+                    x[7 + j] = x[7 + j] + h * k1[7 + j]
+                for j in range(3):
+                    x[j] = x[j] + h * (rmat[3 * j] * x[7] + rmat[3 * j + 1] * x[8] + rmat[3 * j + 2] * x[9])
+                quat_rotate_body_rate(x[3:7], x[10], x[11], x[12], h)
+        code = _check(x, max_speed, max_rate, max_pos)
+        if code != L.FAULT_NONE:
+            for j in range(L.X_STATE):
+                x[j] = x0[j]
+            frozen[i] = True
+            status[i] = code
+            nfault += 1
+            continue
+        for j in range(6):
+            row[L.X_NUDOT + j] = (x[7 + j] - x0[7 + j]) / dt
+    return nfault

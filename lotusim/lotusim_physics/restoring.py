@@ -1,0 +1,64 @@
+"""Restoring forces g(eta) from gravity and buoyancy, written with the rotation matrix of the unit quaternion
+(no Euler angles: valid at any attitude). g(eta) enters the equation of motion on the left-hand side.
+
+Underwater vehicle (Fossen 2021 sec. 4.1): weight W = m g at r_g, buoyancy B = rho g V at r_b, with the
+world "down" axis seen from the body  k = R(q)^T e_z  (third row of R):
+
+    f_g = W k,  f_b = -B k,   g(eta) = -[ f_g + f_b ;  r_g x f_g + r_b x f_b ]
+
+For q = Euler(phi, theta, psi) this is exactly Fossen's eq. 4.6 (k = [-s theta, c theta s phi, c theta c phi]).
+LRAUV Sim eq. 6 (002_1bc233a69a6533ee.txt) is its pitch row: tau = rho g V BG sin(theta) for W = B.
+
+Surface vessel (Fossen 2021 sec. 4.2, metacentric stability): the buoyancy follows the immersion of a hull
+with waterplane area A_wp, B(z) = rho g A_wp max(0, z + d_box), d_box = m / (rho A_wp), so that B = W with the
+body origin CO on the waterline (z = 0) and B = 0 once the hull is out of the water (no buoyancy above the
+waterline). The righting moments use the metacentric heights GM_T, GM_L and vanish with B as well:
+
+    K = -B GM_T k_y k_z ,   M = +B GM_L k_x k_z      (= -rho g nabla GM_T sin(phi) cos(phi) cos^2(theta) and
+                                                      -rho g nabla GM_L sin(theta) cos(theta) cos(phi))
+    g(eta) = -[ (W - B) k ;  r_g x (W - B) k + [K, M, 0] ]
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True)
+def restoring_underwater(r, weight, buoyancy, rg, rb, out):
+    """out[0:6] = g(eta) of an underwater vehicle; r (9,) R(q) row-major, rg, rb (3,) from CO (FRD)."""
+    kx, ky, kz = r[6], r[7], r[8]
+    fgx, fgy, fgz = weight * kx, weight * ky, weight * kz
+    fbx, fby, fbz = -buoyancy * kx, -buoyancy * ky, -buoyancy * kz
+    out[0] = -(fgx + fbx)
+    out[1] = -(fgy + fby)
+    out[2] = -(fgz + fbz)
+    out[3] = -((rg[1] * fgz - rg[2] * fgy) + (rb[1] * fbz - rb[2] * fby))
+    out[4] = -((rg[2] * fgx - rg[0] * fgz) + (rb[2] * fbx - rb[0] * fbz))
+    out[5] = -((rg[0] * fgy - rg[1] * fgx) + (rb[0] * fby - rb[1] * fbx))
+
+
+@njit(cache=True)
+def surface_buoyancy(z_ned_m, rho, g, awp, box_draft):
+    """B(z) = rho g A_wp max(0, z + d_box), N: zero when the hull is above the water."""
+    immersion = z_ned_m + box_draft
+    if immersion <= 0.0:
+        return 0.0
+    return rho * g * awp * immersion
+
+
+@njit(cache=True)
+def restoring_surface(r, z_ned_m, weight, rg, rho, g, awp, gmt, gml, box_draft, out):
+    """out[0:6] = g(eta) of a surface vessel (waterplane hydrostatics, see module docstring)."""
+    kx, ky, kz = r[6], r[7], r[8]
+    buoyancy = surface_buoyancy(z_ned_m, rho, g, awp, box_draft)
+    net = weight - buoyancy
+    fx, fy, fz = net * kx, net * ky, net * kz
+    out[0] = -fx
+    out[1] = -fy
+    out[2] = -fz
+    k_roll = -buoyancy * gmt * ky * kz
+    m_pitch = buoyancy * gml * kx * kz
+    out[3] = -((rg[1] * fz - rg[2] * fy) + k_roll)
+    out[4] = -((rg[2] * fx - rg[0] * fz) + m_pitch)
+    out[5] = -(rg[0] * fy - rg[1] * fx)

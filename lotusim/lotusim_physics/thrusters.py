@@ -1,0 +1,102 @@
+"""Thrusters: rotor dynamics, thrust models and the thrust allocation matrix.
+
+Rotor dynamics: the rotor state s (rev/s, or the normalised command for curve models) follows the clipped
+command c with a first-order lag T_n (Fossen 2021 sec. 9.x actuator dynamics; PVS uses the same lag),
+integrated exactly over a step h:   s_{k+1} = c + (s_k - c) exp(-h / T_n)   (T_n = 0: s = c).
+
+Thrust models
+  - "quadratic": T = rho D^4 K_T n|n| with n in rev/s (Fossen 2021 eq. 9.3 with constant K_T(J_0);
+    LRAUV Sim eq. 4 of 002_1bc233a69a6533ee.txt); K_T of the reverse quadrant when given. Reaction moment
+    Q = rho D^5 K_Q n|n| about the thrust axis (sign of K_Q = handedness).
+  - "t200": Blue Robotics T200 thrust vs normalised command cmd in [-1, 1], the generalised logistic of
+    003_7c0f01d86835af2a.txt Eq. 16 with its Table 2 parameters:
+        T(cmd) = A + (K - A) / (C + exp(-B (cmd - M)))^(1/nu)   (separate sets for cmd > 0 and cmd < 0),
+        T = 0 for |cmd| <= 0.01. The fitted reverse set gives +0.29 N just below -0.01, a fitting artefact;
+        the reverse branch is clipped to T <= 0 (and the forward one to T >= 0).
+Each thruster pushes along its unit axis d at r (from CO):  tau_i = [T d ; r x (T d) + Q d].
+The allocation matrix B (6 x n_thr) maps thrusts to the body wrench: tau = B T (Fossen 2021 sec. 11.2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from lotusim_core.vehicle_spec import ThrusterSpec
+from numba import njit
+
+# 003_7c0f01d86835af2a.txt, Table 2 (T200 thrust model fitted to the manufacturer curve)
+T200_TABLE2 = {
+    "A_pos": 0.000001,
+    "K_pos": 40.0209,
+    "B_pos": 2.6249,
+    "nu_pos": 0.1615,
+    "C_pos": 0.9432,
+    "M_pos": 0.00001,
+    "A_neg": -31.4990,
+    "K_neg": -0.00001,
+    "B_neg": 3.6986,
+    "nu_neg": 0.3264,
+    "C_neg": 0.9713,
+    "M_neg": -1.0000,
+}
+T200_CURVE_KEYS = ("A", "K", "B", "nu", "C", "M")
+T200_DEADBAND = 0.01
+
+UNIT_TO_RPS = {"rpm": 1.0 / 60.0, "rps": 1.0, "rad_s": 1.0 / (2.0 * math.pi), "normalized": 1.0}
+
+
+@njit(cache=True)
+def rotor_lag(state, command, tau_s, h):
+    """Exact first-order response over h of a rotor state to a command held constant."""
+    if tau_s <= 0.0:
+        return command
+    return command + (state - command) * math.exp(-h / tau_s)
+
+
+@njit(cache=True)
+def thrust_quadratic(rho, diameter, kt, kt_rev, n_rps):
+    """T = rho D^4 K_T n|n| (N), n in rev/s; K_T of the reverse quadrant for n < 0."""
+    k = kt if n_rps >= 0.0 else kt_rev
+    return rho * diameter**4 * k * n_rps * abs(n_rps)
+
+
+@njit(cache=True)
+def thrust_t200(cmd, curve, deadband):
+    """T200 thrust (N) of a normalised command, 003_7c0f01d86835af2a.txt Eq. 16; curve (12,) = pos set, neg set."""
+    if abs(cmd) <= deadband:
+        return 0.0
+    o = 0 if cmd > 0.0 else 6
+    a, k, b, nu, c, m = curve[o], curve[o + 1], curve[o + 2], curve[o + 3], curve[o + 4], curve[o + 5]
+    t = a + (k - a) / (c + math.exp(-b * (cmd - m))) ** (1.0 / nu)
+    if cmd > 0.0:
+        return max(t, 0.0)
+    return min(t, 0.0)
+
+
+def t200_curve_array(curve: dict[str, float] | None) -> np.ndarray:
+    """Pack the t200 parameters (keys A_pos ... M_neg; Table 2 when empty) into the 12-vector of thrust_t200."""
+    values = dict(T200_TABLE2)
+    if curve:
+        unknown = set(curve) - set(values)
+        if unknown:
+            raise ValueError(f"t200 curve: unknown parameters {sorted(unknown)}; expected {sorted(values)}")
+        values.update(curve)
+    return np.array([values[f"{k}_{s}"] for s in ("pos", "neg") for k in T200_CURVE_KEYS], dtype=float)
+
+
+def t200_thrust(cmd, curve: dict[str, float] | None = None) -> np.ndarray:
+    """Vectorised T200 thrust (N) of normalised commands (for plots, docs and allocation)."""
+    arr = t200_curve_array(curve)
+    cmds = np.atleast_1d(np.asarray(cmd, dtype=float))
+    return np.array([thrust_t200(c, arr, T200_DEADBAND) for c in cmds]).reshape(np.shape(cmd))
+
+
+def allocation_matrix(thrusters: tuple[ThrusterSpec, ...] | list[ThrusterSpec]) -> np.ndarray:
+    """B (6 x n): column i = [d_i ; r_i x d_i], the body wrench (FRD, at CO) per newton of thrust i."""
+    cols = []
+    for t in thrusters:
+        d = np.asarray(t.direction_frd, dtype=float)
+        d = d / np.linalg.norm(d)
+        cols.append(np.concatenate([d, np.cross(np.asarray(t.position_frd_m, dtype=float), d)]))
+    return np.array(cols).T if cols else np.zeros((6, 0))
