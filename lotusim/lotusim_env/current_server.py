@@ -53,11 +53,19 @@ MAX_MARKERS = 5000
 
 # Ranges of configuration leaves, by leaf name (the last component of the dotted path). A value outside its
 # range is refused at `ros2 param set` by ROS itself, and in environment_yaml by the same check.
+# Keys as in docs/environment.md (lotusim_env.environment, .ekman, .wind, .bathymetry).
 LEAF_RANGES: dict[str, tuple[float, float, str]] = {
-    "latitude_deg": (-90.0, 90.0, "geodetic latitude of the site (deg), sets f = 2Ω sin φ"),
-    "direction_deg": (-360.0, 360.0, "direction (deg, see docs/environment.md for the convention)"),
-    "speed_mps": (0.0, 100.0, "speed (m/s)"),
-    "u10_mps": (0.0, 100.0, "10 m wind speed (m/s)"),
+    "latitude_deg": (-90.0, 90.0, "WGS84 latitude (deg); the Ekman model's f = 2Ω sin φ"),
+    "longitude_deg": (-180.0, 360.0, "WGS84 longitude (deg)"),
+    "speed_mps": (0.0, 100.0, "10 m wind speed (m/s)"),
+    "wind_speed_mps": (0.0, 100.0, "10 m wind speed driving this Ekman model (m/s)"),
+    "from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
+    "wind_from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
+    "eddy_viscosity_m2s": (1e-6, 10.0, "vertical eddy viscosity A_z (m²/s); D = π √(2 A_z/|f|)"),
+    "bottom_eddy_viscosity_m2s": (1e-6, 10.0, "bottom-layer eddy viscosity (m²/s)"),
+    "surface_layer_depth_m": (0.0, 11000.0, "surface Ekman depth D (m), rule 'fixed'"),
+    "bottom_layer_depth_m": (0.0, 11000.0, "bottom Ekman depth D_b (m), rule 'fixed'"),
+    "depth_m": (0.0, 11000.0, "sea-floor depth (m, positive down)"),
     "seed": (0, 2**31 - 1, "seed of the random processes (same seed, same field)"),
 }
 INTEGER_LEAVES = {"seed"}

@@ -409,7 +409,7 @@ def seabed_depth_m(window: Window) -> float:
 def _site(window: Window, inputs: Day0Inputs) -> dict[str, Any]:
     """The parts of an environment configuration shared by our models: origin, wind, air, sea floor."""
     return {
-        "origin": {"lat_deg": inputs.latitude_deg, "lon_deg": inputs.longitude_deg},
+        "origin": {"latitude_deg": inputs.latitude_deg, "longitude_deg": inputs.longitude_deg},
         "air_density_kgm3": inputs.air_density_kgm3,
         "wind": {"velocity_enu": [inputs.wind_east_mps, inputs.wind_north_mps]},
         "bathymetry": {"model": "flat", "depth_m": seabed_depth_m(window)},
