@@ -32,7 +32,7 @@ from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.faults import REASONS, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
 from lotusim_physics.rigid_body import inertia_about_co, m_rb
-from lotusim_physics.thrusters import T200_DEADBAND, UNIT_TO_RPS, t200_curve_array
+from lotusim_physics.thrusters import UNIT_TO_RPS, t200_curve_array
 
 EnvField = Callable[[float, np.ndarray], np.ndarray]
 
@@ -128,13 +128,16 @@ def _pack_thrusters(spec: VehicleSpec, where: str) -> np.ndarray:
             if t.command_unit == "normalized":
                 raise ValueError(f"{where}: thruster '{t.name}': the quadratic model needs a rotor-speed unit")
             r[L.T_MODEL] = L.T_MODEL_QUADRATIC
-        elif t.model == "t200":
+        elif t.model in ("t200", "glf"):
             if t.command_unit != "normalized":
-                raise ValueError(f"{where}: thruster '{t.name}': the t200 curve takes a normalized command")
+                raise ValueError(f"{where}: thruster '{t.name}': the {t.model} curve takes a normalized command")
             r[L.T_MODEL] = L.T_MODEL_T200
-            r[L.T_CURVE : L.T_CURVE + 12] = t200_curve_array(t.curve)
+            try:
+                r[L.T_CURVE : L.T_CURVE + 12], r[L.T_DEADBAND] = t200_curve_array(t.curve)
+            except ValueError as exc:
+                raise ValueError(f"{where}: thruster '{t.name}': {exc}") from None
         else:
-            raise ValueError(f"{where}: thruster '{t.name}' model must be 'quadratic' or 't200', got {t.model!r}")
+            raise ValueError(f"{where}: thruster '{t.name}' model must be quadratic, t200 or glf, got {t.model!r}")
         r[L.T_TO_RPS] = UNIT_TO_RPS[t.command_unit]
         if not t.command_min <= t.command_max:
             raise ValueError(f"{where}: thruster '{t.name}' command_min > command_max")
@@ -142,7 +145,6 @@ def _pack_thrusters(spec: VehicleSpec, where: str) -> np.ndarray:
         r[L.T_TAU] = t.time_constant_s
         r[L.T_DIAM], r[L.T_KT], r[L.T_KQ] = t.diameter_m, t.kt, t.kq
         r[L.T_KT_REV] = t.kt if t.kt_reverse is None else t.kt_reverse
-        r[L.T_DEADBAND] = T200_DEADBAND
         r[L.T_ALIVE] = 1.0
         if not np.all(np.isfinite(r)):
             raise ValueError(f"{where}: thruster '{t.name}' has a non-finite parameter")

@@ -8,7 +8,8 @@ Thrust models
   - "quadratic": T = rho D^4 K_T n|n| with n in rev/s (Fossen 2021 eq. 9.3 with constant K_T(J_0);
     LRAUV Sim eq. 4 of 002_1bc233a69a6533ee.txt); K_T of the reverse quadrant when given. Reaction moment
     Q = rho D^5 K_Q n|n| about the thrust axis (sign of K_Q = handedness).
-  - "t200": Blue Robotics T200 thrust vs normalised command cmd in [-1, 1], the generalised logistic of
+  - "t200" (or "glf": the same generalised logistic with the vehicle's own parameters): Blue Robotics T200
+    thrust vs normalised command cmd in [-1, 1], the generalised logistic of
     003_7c0f01d86835af2a.txt Eq. 16 with its Table 2 parameters:
         T(cmd) = A + (K - A) / (C + exp(-B (cmd - M)))^(1/nu)   (separate sets for cmd > 0 and cmd < 0),
         T = 0 for |cmd| <= 0.01. The fitted reverse set gives +0.29 N just below -0.01, a fitting artefact;
@@ -74,22 +75,31 @@ def thrust_t200(cmd, curve, deadband):
     return min(t, 0.0)
 
 
-def t200_curve_array(curve: dict[str, float] | None) -> np.ndarray:
-    """Pack the t200 parameters (keys A_pos ... M_neg; Table 2 when empty) into the 12-vector of thrust_t200."""
-    values = dict(T200_TABLE2)
-    if curve:
-        unknown = set(curve) - set(values)
-        if unknown:
-            raise ValueError(f"t200 curve: unknown parameters {sorted(unknown)}; expected {sorted(values)}")
-        values.update(curve)
-    return np.array([values[f"{k}_{s}"] for s in ("pos", "neg") for k in T200_CURVE_KEYS], dtype=float)
+def t200_curve_array(curve: dict[str, float] | None) -> tuple[np.ndarray, float]:
+    """Pack generalised-logistic parameters into the 12-vector of thrust_t200, plus the deadband.
+
+    Keys as in the catalogue (a_pos, k_pos, b_pos, nu_pos, c_pos, m_pos, the same with _neg, deadband; case
+    does not matter); missing ones take the Table 2 values. max_force_fwd_n / max_force_rev_n (the published
+    extremes, 36.38 N / -28.44 N for the T200) are accepted as documentation: the curve itself gives the thrust."""
+    values = {k.lower(): v for k, v in T200_TABLE2.items()}
+    deadband = T200_DEADBAND
+    for key, value in (curve or {}).items():
+        k = key.lower()
+        if k == "deadband":
+            deadband = float(value)
+        elif k in values:
+            values[k] = float(value)
+        elif k not in ("max_force_fwd_n", "max_force_rev_n"):
+            raise ValueError(f"thrust curve: unknown parameter {key!r}; expected {sorted(values)} or deadband")
+    arr = np.array([values[f"{k.lower()}_{s}"] for s in ("pos", "neg") for k in T200_CURVE_KEYS], dtype=float)
+    return arr, deadband
 
 
 def t200_thrust(cmd, curve: dict[str, float] | None = None) -> np.ndarray:
     """Vectorised T200 thrust (N) of normalised commands (for plots, docs and allocation)."""
-    arr = t200_curve_array(curve)
+    arr, deadband = t200_curve_array(curve)
     cmds = np.atleast_1d(np.asarray(cmd, dtype=float))
-    return np.array([thrust_t200(c, arr, T200_DEADBAND) for c in cmds]).reshape(np.shape(cmd))
+    return np.array([thrust_t200(c, arr, deadband) for c in cmds]).reshape(np.shape(cmd))
 
 
 def allocation_matrix(thrusters: tuple[ThrusterSpec, ...] | list[ThrusterSpec]) -> np.ndarray:
