@@ -182,3 +182,47 @@ def test_markers_are_arrows_along_the_current_on_the_configured_grid(ros_context
         assert sorted(set(starts[:, 0])) == [-20.0, -10.0, 0.0, 10.0, 20.0]
     finally:
         h.close()
+
+
+# Textbook case of current_validation.md §6: lat 47°, A_z = 0.01 m²/s, U10 = 10 m/s -> V0 = 0.18381 m/s,
+# surface current 45° to the right of the wind (northern hemisphere), spiral turning with the wind.
+EKMAN = """
+origin: {latitude_deg: 47.0, longitude_deg: -6.0}
+wind: {speed_mps: 10.0, from_deg: 270.0}
+current: {model: ekman, surface_depth_rule: eddy_viscosity, eddy_viscosity_m2s: 0.01}
+"""
+
+
+def _surface_heading_deg(h: Harness) -> tuple[float, float]:
+    v = velocities(h.call([[0.0, 0.0, 0.0]]))[0]
+    return float(np.hypot(v[0], v[1])), float(np.degrees(np.arctan2(v[1], v[0])))
+
+
+def test_ekman_field_follows_wind_parameter_changes(ros_context):
+    h = Harness(ros_context, [Parameter("environment_yaml", value=EKMAN), Parameter("markers.rate_hz", value=0.0)])
+    try:
+        assert h.server.get_parameter("wind.from_deg").value == 270.0
+        speed, heading = _surface_heading_deg(h)  # westerly wind blows toward east (0°): current toward -45°
+        assert speed == pytest.approx(0.18381, abs=5e-5)
+        assert heading == pytest.approx(-45.0, abs=1e-6)
+        revision = h.latched_config().revision
+
+        assert h.remote_set(Parameter("wind.from_deg", value=180.0))[0].successful  # now blowing toward north
+        config = yaml.safe_load(h.latched_config().config_yaml)
+        assert config["wind"]["from_deg"] == 180.0 and h.latched_config().revision == revision + 1
+        speed, heading = _surface_heading_deg(h)
+        assert speed == pytest.approx(0.18381, abs=5e-5)
+        assert heading == pytest.approx(45.0, abs=1e-6)  # rotated with the wind, still 45° to its right
+
+        refused = h.remote_set(Parameter("wind.speed_mps", value=-1.0))[0]  # below the descriptor range
+        assert not refused.successful
+        refused = h.remote_set(Parameter("origin.latitude_deg", value=0.5))[0]  # Ekman undefined near f = 0
+        assert not refused.successful and "latitude" in refused.reason
+        assert h.latched_config().revision == revision + 1
+
+        assert h.remote_set(Parameter("current.model", value="constant"))[0].successful
+        assert yaml.safe_load(h.latched_config().config_yaml)["current"] == {"model": "constant"}
+        assert not h.server.has_parameter("current.eddy_viscosity_m2s")  # typed parameters mirror the config
+        np.testing.assert_allclose(velocities(h.call([[0.0, 0.0, -1.0]])), [[0.0, 0.0, 0.0]])
+    finally:
+        h.close()
