@@ -1,0 +1,740 @@
+"""sensor_publisher node: turns /lotusim/fleet_state + the environment into per-vessel sensor messages.
+
+Time: every sensor is sampled in **sim time** from the FleetState stamps (not wall timers): a sensor of period T
+first samples at the first state after its vessel appears, then at the first state whose stamp reaches the
+previous due time + T (integer nanoseconds, so a 50 Hz IMU on a 100 Hz physics step publishes exactly every
+second step). A sensor cannot be faster than the fleet-state rate.
+Vessels: a vessel exists while its name is in its worker's latest FleetState; when it disappears its
+publishers are destroyed. Its sensor suite is the `sensors:` mapping of its catalogue model merged with the
+per-vessel overrides of the `vessels_yaml` parameter (docs/sensors.md); the model comes from `vessels_yaml`, the
+worker's /lotusim/<worker>/list_vessels service, the name (`<model>` or `<model>_<k>`), or `default_model`.
+Models: lotusim_sensors.* (batched over every vessel due at this step); this module only wires ROS.
+
+Topics (per vessel, absolute `/<vessel>/...`; see docs/sensors.md): imu/data (sensor_msgs/Imu), mag
+(sensor_msgs/MagneticField), pressure (sensor_msgs/FluidPressure), depth (geometry_msgs/PoseWithCovarianceStamped,
+z = -depth in `map`), gps/fix (sensor_msgs/NavSatFix), gps/vel (geometry_msgs/TwistWithCovarianceStamped, ENU),
+dvl (geometry_msgs/TwistWithCovarianceStamped), dvl/altitude and altimeter (sensor_msgs/Range), ais
+(lotusim_interfaces/AIS, also on /lotusim/ais), acoustic/range (lotusim_interfaces/AcousticRange), modem/rx
+(lotusim_interfaces/AcousticMessage, from other vessels' modem/tx).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import rclpy
+import yaml
+from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
+from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
+from lotusim_core.paths import config_dir
+from lotusim_core.ros_arrays import from_float64_array
+from lotusim_env.environment import Environment, build_environment
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
+
+from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState
+from lotusim_interfaces.srv import ListVessels
+from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
+from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suite
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+SENSOR_QOS = 10
+NS_PER_S = 1_000_000_000
+
+
+def _stamp(msg_header, t_ns: int) -> None:
+    msg_header.stamp.sec, msg_header.stamp.nanosec = divmod(int(t_ns), NS_PER_S)
+
+
+def _diag3(values) -> list[float]:
+    a, b, c = (float(v) for v in values)
+    return [a, 0.0, 0.0, 0.0, b, 0.0, 0.0, 0.0, c]
+
+
+@dataclass
+class Bank:
+    """Per-slot arrays of one sensor kind: presence, schedule, noise stream, parameters, state, publishers."""
+
+    kind: str
+    capacity: int
+    present: np.ndarray = field(init=False)
+    next_due_ns: np.ndarray = field(init=False)
+    last_ns: np.ndarray = field(init=False)
+    counter: np.ndarray = field(init=False)
+    key: np.ndarray = field(init=False)
+    params: dict[str, np.ndarray] = field(init=False)
+    state: dict[str, np.ndarray] = field(default_factory=dict)
+    extra: dict[int, dict[str, Any]] = field(default_factory=dict)  # non-numeric parameters per slot
+    pubs: dict[int, tuple] = field(default_factory=dict)  # slot -> publishers
+    msgs: dict[int, tuple] = field(default_factory=dict)  # slot -> reusable messages
+
+    def __post_init__(self) -> None:
+        self.present = np.zeros(self.capacity, dtype=bool)
+        self.next_due_ns = np.zeros(self.capacity, dtype=np.int64)
+        self.last_ns = np.full(self.capacity, -1, dtype=np.int64)
+        self.counter = np.zeros(self.capacity, dtype=np.uint64)
+        self.key = np.zeros(self.capacity, dtype=np.uint64)
+        self.params = {k: np.zeros(self.capacity) for k in numeric_keys(self.kind)}
+        if self.kind == "imu":
+            self.state = {"accel_bias": np.zeros((self.capacity, 3)), "gyro_bias": np.zeros((self.capacity, 3))}
+        elif self.kind == "gps":
+            self.state = {"had_fix": np.zeros(self.capacity, dtype=bool)}
+
+    def grow(self, capacity: int) -> None:
+        """Enlarge every per-slot array to `capacity` rows (keeping the existing rows)."""
+
+        def pad(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((capacity, *a.shape[1:]), dtype=a.dtype)
+            out[: len(a)] = a
+            return out
+
+        for name in ("present", "next_due_ns", "last_ns", "counter", "key"):
+            setattr(self, name, pad(getattr(self, name)))
+        self.params = {k: pad(v) for k, v in self.params.items()}
+        self.state = {k: pad(v) for k, v in self.state.items()}
+        self.capacity = capacity
+
+
+class SensorPublisher(Node):
+    """ROS wiring of the lotusim_sensors models for every vessel of every dynamics worker."""
+
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__("sensor_publisher", **node_kwargs)
+        self._seed_param = int(self.declare_parameter("seed", -1).value)
+        self._vessels_cfg = self._parse_vessels_yaml(self.declare_parameter("vessels_yaml", "").value)
+        self._default_model = str(self.declare_parameter("default_model", "").value)
+        self._origin_param = GeodeticOrigin(
+            float(self.declare_parameter("origin_latitude_deg", 0.0).value),
+            float(self.declare_parameter("origin_longitude_deg", 0.0).value),
+            float(self.declare_parameter("origin_altitude_m", 0.0).value),
+        )
+        declination = float(self.declare_parameter("magnetic_declination_deg", 0.0).value)
+        inclination = float(self.declare_parameter("magnetic_inclination_deg", 60.0).value)
+        intensity_nt = float(self.declare_parameter("magnetic_intensity_nt", 50000.0).value)
+        self._field_enu_t = imu.earth_field_enu_t(declination, inclination, intensity_nt * 1e-9)
+        self._sound_speed = float(self.declare_parameter("sound_speed_mps", acoustic.SOUND_SPEED_MPS).value)
+        self._beacons = self._parse_beacons(self.declare_parameter("acoustic_beacons_yaml", "").value)
+
+        self._env: Environment = build_environment(None)
+        self._seed = self._seed_param if self._seed_param >= 0 else 0
+        capacity = 16
+        self._slot_of: dict[str, int] = {}
+        self._names: list[str | None] = [None] * capacity
+        self._free: list[int] = list(range(capacity - 1, -1, -1))
+        self._pos = np.zeros((capacity, 3))
+        self._quat = np.tile([0.0, 0.0, 0.0, 1.0], (capacity, 1))
+        self._twist = np.zeros((capacity, 6))
+        self._accel = np.zeros((capacity, 6))
+        self._current = np.zeros((capacity, 3))
+        self._alive = np.zeros(capacity, dtype=bool)
+        self._worker_names: dict[str, tuple[str, ...]] = {}
+        self._worker_slots: dict[str, np.ndarray] = {}
+        self._owner: dict[str, str] = {}  # vessel -> worker that publishes it
+        self._last_worker = ""
+        self._models: dict[str, str] = {}  # vessel -> model, from the worker's list_vessels
+        self._list_clients: dict[str, Any] = {}
+        self._pending: set[str] = set()
+        self._catalogue: dict[str, dict] = {}
+        self._banks = {kind: Bank(kind, capacity) for kind in KINDS}
+        self._modem_subs: dict[int, Any] = {}
+        self._modem_queue: list[tuple[int, int, str, AcousticMessage]] = []
+        self._modem_seq = itertools.count()
+        self._t_ns = 0
+        self._warned: set[str] = set()
+        self.published = 0  # messages published since start (benchmarks, tests)
+
+        self._ais_all = self.create_publisher(AIS, "/lotusim/ais", SENSOR_QOS)
+        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
+        self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+
+    # --- configuration ------------------------------------------------------------------------------------------
+    def _parse_vessels_yaml(self, text: str) -> dict[str, dict]:
+        try:
+            data = yaml.safe_load(text) if text.strip() else {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"parameter vessels_yaml: invalid YAML ({exc})") from None
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise ValueError("parameter vessels_yaml: expected {vessel: {model: ..., sensors: {...}}}")
+        return data
+
+    def _parse_beacons(self, text: str) -> dict[str, np.ndarray]:
+        data = yaml.safe_load(text) if text.strip() else {}
+        beacons = {}
+        for name, xyz in (data or {}).items():
+            point = np.asarray(xyz, dtype=float)
+            if point.shape != (3,) or not np.all(np.isfinite(point)):
+                raise ValueError(
+                    f"parameter acoustic_beacons_yaml.{name}: expected [x, y, z] in map ENU m, got {xyz!r}"
+                )
+            beacons[str(name)] = point
+        return beacons
+
+    def _on_environment(self, msg: EnvironmentConfig) -> None:
+        try:
+            env = build_environment(yaml.safe_load(msg.config_yaml) or {})
+        except (ValueError, yaml.YAMLError) as exc:
+            self.get_logger().error(
+                f"/lotusim/environment revision {msg.revision} rejected, keeping the previous: {exc}"
+            )
+            return
+        self._env = env
+        seed = self._seed_param if self._seed_param >= 0 else int(env.seed)
+        if seed != self._seed:
+            self._seed = seed
+            for bank in self._banks.values():
+                for slot in np.flatnonzero(bank.present):
+                    bank.key[slot] = noise.stream_key(seed, self._names[slot], bank.kind)
+
+    @property
+    def origin(self) -> GeodeticOrigin:
+        """Geodetic origin of `map`: the environment's `origin` if set, else the node parameters."""
+        return self._env.origin if self._env.origin is not None else self._origin_param
+
+    def _catalogue_sensors(self, model: str) -> dict:
+        if model not in self._catalogue:
+            path = config_dir() / "vehicles" / f"{model}.yaml"
+            with open(path) as handle:
+                data = yaml.safe_load(handle) or {}
+            self._catalogue[model] = {"sensors": data.get("sensors") or {}, "domain": data.get("domain", "")}
+        return self._catalogue[model]
+
+    def _known_models(self) -> list[str]:
+        return sorted(p.stem for p in (config_dir() / "vehicles").glob("*.yaml"))
+
+    def _model_from_name(self, name: str) -> str:
+        for model in sorted(self._known_models(), key=len, reverse=True):
+            if name == model or (name.startswith(model + "_") and name[len(model) + 1 :].isdigit()):
+                return model
+        return self._default_model
+
+    # --- vessel registry ----------------------------------------------------------------------------------------
+    def _slots(self, worker: str, names: tuple[str, ...]) -> np.ndarray:
+        if self._worker_names.get(worker) == names:
+            return self._worker_slots[worker]
+        previous = set(self._worker_names.get(worker, ()))
+        for gone in previous - set(names):
+            if self._slot_of.get(gone) is not None and self._owner.get(gone) == worker:
+                self._remove_vessel(gone)
+        slots = np.empty(len(names), dtype=np.intp)
+        for i, name in enumerate(names):
+            slot = self._slot_of.get(name)
+            if slot is None:
+                slot = self._add_vessel(name, worker)
+            self._owner[name] = worker
+            slots[i] = slot
+        self._worker_names[worker], self._worker_slots[worker] = names, slots
+        return slots
+
+    def _add_vessel(self, name: str, worker: str) -> int:
+        if not self._free:
+            self._grow(2 * len(self._names))
+        slot = self._free.pop()
+        self._slot_of[name], self._names[slot] = slot, name
+        self._alive[slot] = True
+        self._configure(name, slot, worker)
+        return slot
+
+    def _remove_vessel(self, name: str) -> None:
+        slot = self._slot_of.pop(name)
+        self._owner.pop(name, None)
+        self._names[slot] = None
+        self._alive[slot] = False
+        self._unconfigure(slot)
+        self._free.append(slot)
+        self._queue_drop(name)
+
+    def _grow(self, capacity: int) -> None:
+        old = len(self._names)
+        self._names += [None] * (capacity - old)
+        self._free += list(range(capacity - 1, old - 1, -1))
+        for attr in ("_pos", "_twist", "_accel", "_current", "_alive"):
+            a = getattr(self, attr)
+            out = np.zeros((capacity, *a.shape[1:]), dtype=a.dtype)
+            out[:old] = a
+            setattr(self, attr, out)
+        quat = np.tile([0.0, 0.0, 0.0, 1.0], (capacity, 1))
+        quat[:old] = self._quat
+        self._quat = quat
+        for bank in self._banks.values():
+            bank.grow(capacity)
+
+    def _suite_for(self, name: str, worker: str) -> tuple[dict[str, dict], str]:
+        """(parsed suite, model) of a new vessel; {} when no model is known yet (a worker query is pending)."""
+        entry = self._vessels_cfg.get(name, {})
+        model = entry.get("model") or self._models.get(name)
+        if not model:
+            client = self._list_client(worker)
+            if client is not None and client.service_is_ready() and name not in self._pending:
+                self._pending.add(name)
+                client.call_async(ListVessels.Request()).add_done_callback(self._on_vessel_list)
+                return {}, ""
+            model = self._model_from_name(name)
+        base = self._catalogue_sensors(model)["sensors"] if model else {}
+        return parse_suite(merge_sensors(base, entry.get("sensors")), f"vessel {name} (model {model!r}) sensors"), model
+
+    def _list_client(self, worker: str):
+        if not worker:
+            return None
+        if worker not in self._list_clients:
+            self._list_clients[worker] = self.create_client(ListVessels, f"/lotusim/{worker}/list_vessels")
+        return self._list_clients[worker]
+
+    def _on_vessel_list(self, future) -> None:
+        try:
+            vessels = future.result().vessels
+        except Exception as exc:  # noqa: BLE001 - a failed query must not stop the node
+            self.get_logger().warning(f"list_vessels failed ({exc}); vessels get their suite from their name")
+            vessels = []
+        for info in vessels:
+            self._models[info.name] = info.model
+        for name in list(self._pending):
+            self._pending.discard(name)
+            slot = self._slot_of.get(name)
+            if slot is not None:
+                self._models.setdefault(name, self._model_from_name(name))
+                self._unconfigure(slot)
+                self._configure(name, slot, self._owner.get(name, ""))
+
+    def _configure(self, name: str, slot: int, worker: str) -> None:
+        try:
+            suite, model = self._suite_for(name, worker)
+        except (ValueError, OSError, yaml.YAMLError) as exc:
+            self.get_logger().error(f"vessel {name}: no sensors ({exc})")
+            return
+        for kind, params in suite.items():
+            bank = self._banks[kind]
+            bank.present[slot] = True
+            bank.next_due_ns[slot] = self._t_ns
+            bank.last_ns[slot] = -1
+            bank.counter[slot] = 0
+            bank.key[slot] = noise.stream_key(self._seed, name, kind)
+            for key in bank.params:
+                bank.params[key][slot] = params[key]
+            bank.extra[slot] = {k: v for k, v in params.items() if k not in bank.params}
+            self._create_io(bank, name, slot)
+        if "imu" in suite:
+            n6 = noise.normal(np.array([noise.stream_key(self._seed, name, "imu/turn_on")]), [0], 6)
+            p = {k: v[slot : slot + 1] for k, v in self._banks["imu"].params.items()}
+            a, g = imu.turn_on_bias(p, n6)
+            self._banks["imu"].state["accel_bias"][slot], self._banks["imu"].state["gyro_bias"][slot] = a[0], g[0]
+        if "gps" in suite:
+            self._banks["gps"].state["had_fix"][slot] = False
+        if suite:
+            self.get_logger().info(f"vessel {name} (model {model or '?'}): sensors {', '.join(suite)}")
+
+    def _unconfigure(self, slot: int) -> None:
+        for bank in self._banks.values():
+            if not bank.present[slot]:
+                continue
+            bank.present[slot] = False
+            for pub in bank.pubs.pop(slot, ()):
+                self.destroy_publisher(pub)
+            bank.msgs.pop(slot, None)
+            bank.extra.pop(slot, None)
+        sub = self._modem_subs.pop(slot, None)
+        if sub is not None:
+            self.destroy_subscription(sub)
+
+    def _create_io(self, bank: Bank, name: str, slot: int) -> None:
+        """Publishers and reusable messages (constant fields and covariances filled once) of one sensor."""
+        frame = f"{name}/base_link"
+        p = {k: float(v[slot]) for k, v in bank.params.items()}
+        pub = self.create_publisher
+        if bank.kind == "imu":
+            msg = Imu()
+            msg.header.frame_id = frame
+            period = 1.0 / p["rate_hz"]
+            msg.linear_acceleration_covariance = _diag3([p["accel_noise_density"] ** 2 / period] * 3)
+            msg.angular_velocity_covariance = _diag3([p["gyro_noise_density"] ** 2 / period] * 3)
+            msg.orientation_covariance = _diag3([p["orientation_noise_std_rad"] ** 2] * 3)
+            bank.pubs[slot], bank.msgs[slot] = (pub(Imu, f"/{name}/imu/data", SENSOR_QOS),), (msg,)
+        elif bank.kind == "magnetometer":
+            msg = MagneticField()
+            msg.header.frame_id = frame
+            msg.magnetic_field_covariance = _diag3([p["noise_std_t"] ** 2] * 3)
+            bank.pubs[slot], bank.msgs[slot] = (pub(MagneticField, f"/{name}/mag", SENSOR_QOS),), (msg,)
+        elif bank.kind == "pressure":
+            fp, depth = FluidPressure(), PoseWithCovarianceStamped()
+            fp.header.frame_id, depth.header.frame_id = frame, "map"
+            depth.pose.covariance = [0.0] * 14 + [p["depth_noise_std_m"] ** 2] + [0.0] * 21
+            depth.pose.pose.orientation.w = 1.0
+            bank.pubs[slot] = (
+                pub(FluidPressure, f"/{name}/pressure", SENSOR_QOS),
+                pub(PoseWithCovarianceStamped, f"/{name}/depth", SENSOR_QOS),
+            )
+            bank.msgs[slot] = (fp, depth)
+        elif bank.kind == "gps":
+            fix, vel = NavSatFix(), TwistWithCovarianceStamped()
+            fix.header.frame_id, vel.header.frame_id = frame, "map"
+            fix.status.service = NavSatStatus.SERVICE_GPS
+            fix.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+            h, v = p["horizontal_noise_std_m"] ** 2, p["vertical_noise_std_m"] ** 2
+            fix.position_covariance = _diag3([h, h, v])
+            vv = p["velocity_noise_std_mps"] ** 2
+            vel.twist.covariance = [vv if i in (0, 7, 14) else 0.0 for i in range(36)]
+            bank.pubs[slot] = (
+                pub(NavSatFix, f"/{name}/gps/fix", SENSOR_QOS),
+                pub(TwistWithCovarianceStamped, f"/{name}/gps/vel", SENSOR_QOS),
+            )
+            bank.msgs[slot] = (fix, vel)
+        elif bank.kind == "dvl":
+            twist, alt = TwistWithCovarianceStamped(), Range()
+            twist.header.frame_id = alt.header.frame_id = frame
+            alt.radiation_type = Range.ULTRASOUND
+            alt.field_of_view = float(np.radians(2.0 * p["beam_tilt_deg"]))
+            alt.min_range = p["min_range_m"] * float(np.cos(np.radians(p["beam_tilt_deg"])))
+            alt.max_range = p["max_range_m"] * float(np.cos(np.radians(p["beam_tilt_deg"])))
+            bank.pubs[slot] = (
+                pub(TwistWithCovarianceStamped, f"/{name}/dvl", SENSOR_QOS),
+                pub(Range, f"/{name}/dvl/altitude", SENSOR_QOS),
+            )
+            bank.msgs[slot] = (twist, alt)
+        elif bank.kind == "altimeter":
+            alt = Range()
+            alt.header.frame_id = frame
+            alt.radiation_type = Range.ULTRASOUND
+            alt.field_of_view = 0.1
+            alt.min_range, alt.max_range = p["min_range_m"], p["max_range_m"]
+            bank.pubs[slot], bank.msgs[slot] = (pub(Range, f"/{name}/altimeter", SENSOR_QOS),), (alt,)
+        elif bank.kind == "ais":
+            msg = AIS(name=name, ais_class=AIS.CLASS_A if bank.extra[slot]["class"] == "A" else AIS.CLASS_B)
+            msg.mmsi = int(bank.extra[slot]["mmsi"]) or ais.default_mmsi(name)
+            msg.navigational_status = int(p["navigational_status"])
+            bank.pubs[slot], bank.msgs[slot] = (pub(AIS, f"/{name}/ais", SENSOR_QOS),), (msg,)
+        elif bank.kind == "usbl":
+            bank.pubs[slot] = (pub(AcousticRange, f"/{name}/acoustic/range", SENSOR_QOS),)
+        elif bank.kind == "modem":
+            bank.pubs[slot] = (pub(AcousticMessage, f"/{name}/modem/rx", SENSOR_QOS),)
+            self._modem_subs[slot] = self.create_subscription(
+                AcousticMessage, f"/{name}/modem/tx", lambda m, n=name: self._on_modem_tx(n, m), SENSOR_QOS
+            )
+
+    # --- the step ------------------------------------------------------------------------------------------------
+    def _warn_once(self, key: str, text: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            self.get_logger().warning(text)
+
+    def _on_fleet_state(self, msg: FleetState) -> None:
+        n = len(msg.names)
+        arrays = {
+            "position": (msg.position, 3),
+            "orientation": (msg.orientation, 4),
+            "twist": (msg.twist, 6),
+            "accel": (msg.accel, 6),
+        }
+        bad = [f"{k} has {len(v)} values, expected {n} x {c}" for k, (v, c) in arrays.items() if len(v) != n * c]
+        if bad:
+            self._warn_once(f"shape/{msg.worker}", f"fleet_state from worker {msg.worker!r} ignored: {'; '.join(bad)}")
+            return
+        t_ns = msg.header.stamp.sec * NS_PER_S + msg.header.stamp.nanosec
+        if t_ns < self._t_ns and msg.worker == self._last_worker:
+            self._drop_schedule_after(t_ns)  # sim time went back (reset): restart the schedules
+        self._t_ns, self._last_worker = t_ns, msg.worker
+        slots = self._slots(msg.worker, tuple(msg.names))
+        pos = from_float64_array(msg.position, 3)
+        quat = from_float64_array(msg.orientation, 4)
+        twist = from_float64_array(msg.twist, 6)
+        accel = from_float64_array(msg.accel, 6)
+        finite = (
+            np.isfinite(pos).all(1) & np.isfinite(quat).all(1) & np.isfinite(twist).all(1) & np.isfinite(accel).all(1)
+        )
+        norm = np.linalg.norm(quat, axis=1)
+        finite &= norm > 0.5
+        if not finite.all():
+            self._warn_once(f"nan/{msg.worker}", f"worker {msg.worker!r}: non-finite state rows skipped by the sensors")
+        slots = slots[finite]
+        self._pos[slots] = pos[finite]
+        self._quat[slots] = quat[finite] / norm[finite, None]
+        self._twist[slots] = twist[finite]
+        self._accel[slots] = accel[finite]
+        if len(msg.environment) == 6 * n:
+            self._current[slots] = from_float64_array(msg.environment, 6)[finite, :3]
+        for kind in ("imu", "magnetometer", "pressure", "gps", "dvl", "altimeter", "ais", "usbl"):
+            bank = self._banks[kind]
+            due = slots[bank.present[slots] & (bank.next_due_ns[slots] <= t_ns)]
+            if due.size:
+                getattr(self, f"_sample_{kind}")(bank, due, t_ns)
+        self._deliver_modem(t_ns)
+
+    def _drop_schedule_after(self, t_ns: int) -> None:
+        for bank in self._banks.values():
+            bank.next_due_ns[:] = np.minimum(bank.next_due_ns, t_ns)
+            bank.last_ns[:] = -1
+        self._modem_queue.clear()
+
+    def _draw(self, bank: Bank, due: np.ndarray, dim: int) -> np.ndarray:
+        """dim standard normals per due vessel from its stream (sample number = the sensor's counter)."""
+        return noise.normal(bank.key[due], bank.counter[due], dim)
+
+    def _schedule(self, bank: Bank, due: np.ndarray, t_ns: int, period_s: np.ndarray) -> None:
+        period_ns = np.maximum(np.round(period_s * NS_PER_S).astype(np.int64), 1)
+        nxt = bank.next_due_ns[due] + period_ns
+        bank.next_due_ns[due] = np.where(nxt <= t_ns, t_ns + period_ns, nxt)
+        bank.last_ns[due] = t_ns
+        bank.counter[due] += np.uint64(1)
+
+    def _params(self, bank: Bank, due: np.ndarray) -> dict[str, np.ndarray]:
+        return {k: v[due] for k, v in bank.params.items()}
+
+    def _sample_imu(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        last = bank.last_ns[due]
+        dt = np.where(last >= 0, (t_ns - last) / NS_PER_S, 1.0 / p["rate_hz"])
+        f, w, q, ab, gb = imu.imu_measure(
+            p, bank.state["accel_bias"][due], bank.state["gyro_bias"][due], dt,
+            self._quat[due], self._accel[due], self._twist[due], self._draw(bank, due, 15),
+        )  # fmt: skip
+        bank.state["accel_bias"][due], bank.state["gyro_bias"][due] = ab, gb
+        rows = np.hstack([f, w, q]).tolist()
+        for slot, r in zip(due.tolist(), rows, strict=True):
+            (msg,) = bank.msgs[slot]
+            _stamp(msg.header, t_ns)
+            a, g, o = msg.linear_acceleration, msg.angular_velocity, msg.orientation
+            a.x, a.y, a.z, g.x, g.y, g.z, o.x, o.y, o.z, o.w = r
+            bank.pubs[slot][0].publish(msg)
+        self.published += len(rows)
+        self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
+
+    def _sample_magnetometer(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        b = imu.magnetometer_measure(p["noise_std_t"], self._field_enu_t, self._quat[due], self._draw(bank, due, 3))
+        for slot, r in zip(due.tolist(), b.tolist(), strict=True):
+            (msg,) = bank.msgs[slot]
+            _stamp(msg.header, t_ns)
+            m = msg.magnetic_field
+            m.x, m.y, m.z = r
+            bank.pubs[slot][0].publish(msg)
+        self.published += len(due)
+        self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
+
+    def _sample_pressure(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        where = pressure.sensor_positions_enu(
+            self._pos[due], self._quat[due], np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
+        )
+        pa, std, depth = pressure.pressure_measure(
+            where, p["depth_noise_std_m"], self._env.water_density_kgm3, self._draw(bank, due, 1)
+        )
+        for slot, pr, sd, d in zip(due.tolist(), pa.tolist(), std.tolist(), depth.tolist(), strict=True):
+            fp, dm = bank.msgs[slot]
+            _stamp(fp.header, t_ns)
+            _stamp(dm.header, t_ns)
+            fp.fluid_pressure, fp.variance = pr, sd * sd
+            dm.pose.pose.position.z = -d
+            pubs = bank.pubs[slot]
+            pubs[0].publish(fp)
+            pubs[1].publish(dm)
+        self.published += 2 * len(due)
+        self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
+
+    def _sample_gps(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        draws = noise.normal(bank.key[due], bank.counter[due], 6)
+        u = noise.uniform(bank.key[due] ^ np.uint64(0x5A5A5A5A), bank.counter[due], 1)
+        s = gps.gps_measure(p, self._pos[due], self._quat[due], self._twist[due], self.origin, draws, u)
+        had = bank.state["had_fix"][due]
+        count = 0
+        for i, slot in enumerate(due.tolist()):
+            fix_ok = bool(s.has_fix[i])
+            if not fix_ok and not had[i]:
+                continue  # no fix and the loss was already reported: stay silent (submerged)
+            fix, vel = bank.msgs[slot]
+            _stamp(fix.header, t_ns)
+            if fix_ok:
+                fix.status.status = NavSatStatus.STATUS_FIX
+                fix.latitude, fix.longitude, fix.altitude = s.geodetic[i].tolist()
+                _stamp(vel.header, t_ns)
+                lin = vel.twist.twist.linear
+                lin.x, lin.y, lin.z = s.velocity_enu_mps[i].tolist()
+                bank.pubs[slot][1].publish(vel)
+                count += 1
+            else:
+                fix.status.status = NavSatStatus.STATUS_NO_FIX
+                fix.latitude = fix.longitude = fix.altitude = float("nan")
+            bank.pubs[slot][0].publish(fix)
+            count += 1
+        bank.state["had_fix"][due] = s.has_fix
+        self.published += count
+        self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
+
+    def _current_at(self, t_s: float):
+        env = self._env
+        return lambda points: env.current.velocity_enu(t_s, points)
+
+    def _sample_dvl(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        s = dvl.dvl_measure(
+            p, self._pos[due], self._quat[due], self._twist[due], self._current_at(t_ns / NS_PER_S),
+            self._env.bathymetry.seabed_depth_m, self._draw(bank, due, 8), self._sound_speed,
+        )  # fmt: skip
+        count = 0
+        for i, slot in enumerate(due.tolist()):
+            twist, alt = bank.msgs[slot]
+            pubs = bank.pubs[slot]
+            if s.mode[i] > 0:
+                _stamp(twist.header, t_ns)
+                lin = twist.twist.twist.linear
+                lin.x, lin.y, lin.z = s.velocity_flu_mps[i].tolist()
+                cov = np.zeros((6, 6))
+                cov[:3, :3] = s.covariance[i]
+                cov[3:, 3:] = -np.eye(3)  # angular part not measured (REP 145 style: -1 = not provided)
+                twist.twist.covariance = cov.ravel().tolist()
+                pubs[0].publish(twist)
+                count += 1
+            _stamp(alt.header, t_ns)
+            alt.range = float(s.altitude_m[i])
+            pubs[1].publish(alt)
+            count += 1
+        self.published += count
+        self._schedule(bank, due, t_ns, s.period_s)
+
+    def _sample_altimeter(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        r = dvl.altimeter_measure(
+            p, self._pos[due], self._quat[due], self._env.bathymetry.seabed_depth_m, self._draw(bank, due, 1)
+        )
+        for slot, value in zip(due.tolist(), r.tolist(), strict=True):
+            (msg,) = bank.msgs[slot]
+            _stamp(msg.header, t_ns)
+            msg.range = value
+            bank.pubs[slot][0].publish(msg)
+        self.published += len(due)
+        self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
+
+    def _sample_ais(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        q = self._quat[due]
+        v_enu = rotations.rotate(q, self._twist[due, :3])
+        sog, cog = ais.course_and_speed(v_enu)
+        heading = ais.compass_heading_deg(rotations.yaw_enu_rad(q))
+        yaw_rate = rotations.rotate(q, self._twist[due, 3:])[:, 2]  # ENU z component of the angular velocity
+        rot_dps = -np.degrees(yaw_rate)
+        std = p["position_noise_std_m"][:, None]
+        noisy = self._pos[due] + np.column_stack([std * self._draw(bank, due, 2), np.zeros(len(due))])
+        geo = enu_to_geodetic(noisy, self.origin)
+        cls = np.array([0 if bank.extra[s]["class"] == "A" else 1 for s in due.tolist()])
+        turning = np.abs(rot_dps) >= p["course_change_threshold_dps"]
+        interval = ais.report_interval_s(cls, sog, turning, p["navigational_status"])
+        rows = np.column_stack([geo[:, :2], sog, cog, heading, rot_dps]).tolist()
+        for slot, r in zip(due.tolist(), rows, strict=True):
+            (msg,) = bank.msgs[slot]
+            _stamp(msg.header, t_ns)
+            msg.latitude_deg, msg.longitude_deg, msg.sog_mps, msg.cog_deg, msg.heading_deg, msg.rate_of_turn_dps = r
+            bank.pubs[slot][0].publish(msg)
+            self._ais_all.publish(msg)
+        self.published += 2 * len(due)
+        self._schedule(bank, due, t_ns, interval)
+
+    def _sample_usbl(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        p = self._params(bank, due)
+        alive = np.flatnonzero(self._alive)
+        names = [self._names[s] for s in alive.tolist()] + list(self._beacons)
+        targets = (
+            np.vstack([self._pos[alive], *(b[None] for b in self._beacons.values())]) if names else np.zeros((0, 3))
+        )
+        receivers, target_idx = [], []
+        for i, slot in enumerate(due.tolist()):
+            wanted = bank.extra[slot]["targets"]
+            rng = np.linalg.norm(targets - self._pos[slot], axis=1)
+            ok = (rng <= p["max_range_m"][i]) & (np.array(names) != self._names[slot])
+            if wanted != "all":
+                ok &= np.isin(np.array(names), wanted)
+            hits = np.flatnonzero(ok)
+            receivers += [i] * len(hits)
+            target_idx += hits.tolist()
+        if receivers:
+            r_i = np.array(receivers)
+            keys = bank.key[due][r_i] ^ np.array(
+                [noise.stream_key(0, "", names[t]) for t in target_idx], dtype=np.uint64
+            )
+            draws = noise.normal(keys, bank.counter[due][r_i], 3)
+            rb = acoustic.range_bearing(
+                self._pos[due][r_i], self._quat[due][r_i], targets[target_idx], p["range_noise_std_m"][r_i],
+                p["angle_noise_std_rad"][r_i], draws, self._sound_speed,
+            )  # fmt: skip
+            for k, (i, t) in enumerate(zip(r_i.tolist(), target_idx, strict=True)):
+                slot = int(due[i])
+                msg = AcousticRange(
+                    target=names[t],
+                    range_m=float(rb.range_m[k]),
+                    bearing_rad=float(rb.bearing_rad[k]),
+                    elevation_rad=float(rb.elevation_rad[k]),
+                    travel_time_s=float(rb.travel_time_s[k]),
+                )
+                msg.header.frame_id = f"{self._names[slot]}/base_link"
+                _stamp(msg.header, t_ns)
+                bank.pubs[slot][0].publish(msg)
+            self.published += len(r_i)
+        self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
+
+    # --- acoustic modem --------------------------------------------------------------------------------------------
+    def _on_modem_tx(self, source: str, msg: AcousticMessage) -> None:
+        bank = self._banks["modem"]
+        src = self._slot_of.get(source)
+        if src is None or not bank.present[src]:
+            return
+        receivers = np.flatnonzero(bank.present & self._alive)
+        receivers = receivers[receivers != src]
+        if msg.destination:
+            receivers = receivers[[self._names[r] == msg.destination for r in receivers.tolist()]]
+            if receivers.size == 0:
+                self._warn_once(
+                    f"modem/{source}/{msg.destination}", f"{source} modem/tx: no modem on {msg.destination!r}"
+                )
+                return
+        if receivers.size == 0:
+            return
+        seq = int(bank.counter[src])
+        bank.counter[src] += np.uint64(1)
+        keys = np.array(
+            [noise.stream_key(self._seed, source, f"modem->{self._names[r]}") for r in receivers.tolist()],
+            dtype=np.uint64,
+        )
+        u = noise.uniform(keys, np.full(len(receivers), seq), 1)[:, 0]
+        p = bank.params
+        ok, rng, delay = acoustic.modem_delivery(
+            self._pos[src], self._pos[receivers], np.full(len(receivers), p["reliable_range_m"][src]),
+            np.full(len(receivers), p["max_range_m"][src]), np.full(len(receivers), p["drop_probability_min"][src]),
+            u, self._sound_speed,
+        )  # fmt: skip
+        data = bytes(msg.data)
+        for r, delivered, dist, dt in zip(receivers.tolist(), ok.tolist(), rng.tolist(), delay.tolist(), strict=True):
+            if not delivered:
+                continue
+            rx = AcousticMessage(source=source, destination=msg.destination, data=data, range_m=dist, travel_time_s=dt)
+            t_rx = self._t_ns + int(round(dt * NS_PER_S))
+            heapq.heappush(self._modem_queue, (t_rx, next(self._modem_seq), self._names[r], rx))
+
+    def _deliver_modem(self, t_ns: int) -> None:
+        bank = self._banks["modem"]
+        while self._modem_queue and self._modem_queue[0][0] <= t_ns:
+            t_rx, _, dest, rx = heapq.heappop(self._modem_queue)
+            slot = self._slot_of.get(dest)
+            if slot is None or not bank.present[slot]:
+                continue
+            _stamp(rx.header, t_rx)
+            bank.pubs[slot][0].publish(rx)
+            self.published += 1
+
+    def _queue_drop(self, name: str) -> None:
+        self._modem_queue = [item for item in self._modem_queue if item[2] != name]
+        heapq.heapify(self._modem_queue)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of `ros2 run lotusim sensor_publisher` (run it with use_sim_time:=true)."""
+    rclpy.init(args=args)
+    node = SensorPublisher()
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
