@@ -40,7 +40,7 @@ from scipy.signal import lfilter
 
 from lotusim_env.config import ConfigError, check_keys, get_choice, get_float, section
 
-BLOCK_STEPS = 4096  # grid steps per noise block
+BLOCK_STEPS = 1024  # grid steps per noise block (part of the definition of the series: changing it changes the draws)
 _CACHED_BLOCKS = 16  # full blocks kept in memory (the state at each block start is always kept)
 
 
@@ -93,8 +93,10 @@ class OrnsteinUhlenbeck:
         )
         out = np.empty((self.mean.size, BLOCK_STEPS + 1))
         out[:, 0] = start
-        for i in range(self.mean.size):  # y_{n+1} = a y_n + s ε_n for each component
-            out[i, 1:], _ = lfilter([self.s[i]], [1.0, -self.a[i]], noise[i], zi=[self.a[i] * start[i]])
+        pairs = np.stack([self.a, self.s], axis=1)
+        for a, s in np.unique(pairs, axis=0):  # y_{n+1} = a y_n + s ε_n, one filter call per distinct (a, s)
+            rows = np.flatnonzero(np.all(pairs == (a, s), axis=1))
+            out[rows, 1:], _ = lfilter([s], [1.0, -a], noise[rows], axis=1, zi=(a * start[rows])[:, None])
         return out
 
     def _block(self, direction: int, block: int) -> np.ndarray:
@@ -132,8 +134,9 @@ class OrnsteinUhlenbeck:
                 frac = (steps - k0)[None, :]
                 block, offset = np.divmod(k0, BLOCK_STEPS)
                 part = np.empty((self.mean.size, k0.size))
-                for b in np.unique(block):
-                    sel = block == b
+                order = np.argsort(block, kind="stable")
+                blocks, starts = np.unique(block[order], return_index=True)
+                for b, sel in zip(blocks, np.split(order, starts[1:]), strict=True):
                     values = self._block(direction, int(b))
                     lo, hi = values[:, offset[sel]], values[:, offset[sel] + 1]
                     part[:, sel] = lo + (hi - lo) * frac[:, sel]
