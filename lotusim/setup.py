@@ -35,6 +35,8 @@ setup(
             # `ros2 run lotusim <node>` and launch files start the same code as the CLI.
             "lotusim = lotusim_core.cli:main",
             "current_server = lotusim_env.current_server:main",
+            "dynamics = lotusim_physics.dynamics_node:main",
+            "mas_server = lotusim_core.mas_server:main",
             "sensor_publisher = lotusim_sensors.sensor_publisher:main",
         ],
     },

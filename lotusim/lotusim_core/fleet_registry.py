@@ -1,0 +1,235 @@
+"""The MAS server's fleet registry: which vessels exist, of which model, on which worker, and the planning of
+bulk fleet commands (validation, automatic names, geodetic -> ENU poses, worker assignment).
+
+Planning is separate from execution so that every item is judged on its own: an invalid item gets its result
+(code and reason, lotusim_interfaces/msg/ItemResult) while the valid items of the same goal go to the workers.
+Items of one goal are planned in order, so "create x, then move x, then delete x" in one goal works.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import yaml
+
+from lotusim_core import frames
+from lotusim_core.catalogue import apply_overrides, list_models, load_vehicle
+from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
+from lotusim_interfaces.msg import FleetCommandItem as Item
+from lotusim_interfaces.msg import ItemResult, VesselDescription
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+@dataclass
+class RegistryEntry:
+    name: str
+    model: str
+    domain: str
+    worker: str
+
+
+@dataclass
+class PlannedItem:
+    """A valid item, ready for its worker (pose already in ENU)."""
+
+    index: int
+    item: Item
+    worker: str
+    domain: str = ""
+
+
+@dataclass
+class Plan:
+    refused: dict[int, ItemResult] = field(default_factory=dict)
+    accepted: list[PlannedItem] = field(default_factory=list)
+    reserved: set[str] = field(default_factory=set)
+
+    def batches(self, size: int) -> Iterator[list[PlannedItem]]:
+        """Consecutive items of the same worker, at most `size` per batch, in goal order."""
+        batch: list[PlannedItem] = []
+        for planned in self.accepted:
+            if batch and (planned.worker != batch[0].worker or len(batch) >= size):
+                yield batch
+                batch = []
+            batch.append(planned)
+        if batch:
+            yield batch
+
+
+def refuse(name: str, code: int, reason: str) -> ItemResult:
+    return ItemResult(name=name, ok=False, code=code, reason=reason)
+
+
+def heading_to_q_enu_flu(heading_deg: float) -> np.ndarray:
+    """Compass heading (deg, 0 = north, clockwise) with zero roll and pitch -> q_enu_flu (x, y, z, w).
+
+    In NED the heading is the yaw angle psi (Fossen 2021 sec. 2.2.1), q_ned_frd = (cos psi/2, 0, 0, sin psi/2)."""
+    psi = math.radians(heading_deg)
+    return frames.q_ned_frd_to_q_enu_flu(np.array([math.cos(psi / 2), 0.0, 0.0, math.sin(psi / 2)]))
+
+
+class FleetRegistry:
+    """Vessels by name, workers by load; plans bulk commands. Not thread-safe: one executor thread uses it."""
+
+    def __init__(self, origin: GeodeticOrigin, max_vessels: int = 10_000) -> None:
+        self.origin = origin
+        self.max_vessels = max_vessels
+        self.workers: dict[str, int] = {}
+        self._entries: dict[str, RegistryEntry] = {}
+        self._reserved: set[str] = set()
+        self._models = set(list_models())
+        self._domains: dict[str, str] = {}
+
+    # --- bookkeeping --------------------------------------------------------------------------------------------
+    def add_worker(self, worker: str) -> None:
+        self.workers.setdefault(worker, 0)
+
+    def entries(self) -> list[RegistryEntry]:
+        return list(self._entries.values())
+
+    def adopt(self, name: str, model: str, domain: str, worker: str) -> None:
+        """Record a vessel that a worker already has (registry rebuild after a restart)."""
+        self.add_worker(worker)
+        if name not in self._entries:
+            self._entries[name] = RegistryEntry(name, model, domain, worker)
+            self.workers[worker] += 1
+
+    def clear_vessels(self) -> None:
+        self._entries.clear()
+        self.workers = dict.fromkeys(self.workers, 0)
+
+    def commit(self, planned: PlannedItem) -> None:
+        """Apply an item that its worker carried out."""
+        vessel = planned.item.vessel
+        if planned.item.command == Item.CREATE:
+            self._entries[vessel.name] = RegistryEntry(vessel.name, vessel.model, planned.domain, planned.worker)
+            self.workers[planned.worker] = self.workers.get(planned.worker, 0) + 1
+            self._reserved.discard(vessel.name)
+        elif planned.item.command == Item.DELETE:
+            entry = self._entries.pop(vessel.name, None)
+            if entry is not None:
+                self.workers[entry.worker] -= 1
+
+    def release(self, plan: Plan) -> None:
+        """Free the names a plan reserved for creates that did not happen."""
+        self._reserved -= plan.reserved
+
+    # --- planning ----------------------------------------------------------------------------------------------
+    def plan(self, items: list[Item]) -> Plan:
+        plan = Plan()
+        alive = {name: entry.worker for name, entry in self._entries.items()}  # as the goal will leave it
+        load = dict(self.workers)
+        for index, raw in enumerate(items):
+            item = copy.deepcopy(raw)
+            name = item.vessel.name
+            if item.command == Item.CREATE:
+                outcome = self._plan_create(index, item, alive, load, plan)
+            elif item.command in (Item.DELETE, Item.MOVE):
+                if name not in alive:
+                    outcome = refuse(name, ItemResult.UNKNOWN_VESSEL, f"no vessel named {name!r}")
+                elif item.command == Item.MOVE and (reason := self._to_enu(item.vessel)):
+                    outcome = refuse(name, ItemResult.INVALID_POSE, reason)
+                else:
+                    outcome = PlannedItem(index, item, alive[name])
+                    if item.command == Item.DELETE:
+                        load[alive.pop(name)] -= 1
+            else:
+                outcome = refuse(
+                    name, ItemResult.INTERNAL_ERROR, f"unknown command {item.command} (0 create, 1 delete, 2 move)"
+                )
+            if isinstance(outcome, ItemResult):
+                plan.refused[index] = outcome
+            else:
+                plan.accepted.append(outcome)
+        return plan
+
+    def _plan_create(self, index: int, item: Item, alive: dict, load: dict, plan: Plan):
+        vessel = item.vessel
+        if vessel.model not in self._models:
+            return refuse(
+                vessel.name,
+                ItemResult.UNKNOWN_MODEL,
+                f"unknown model {vessel.model!r} (known: {', '.join(sorted(self._models))})",
+            )
+        if not vessel.name:
+            vessel.name = self._free_name(vessel.model, alive)
+        name = vessel.name
+        if not NAME_RE.match(name):
+            return refuse(
+                name, ItemResult.INVALID_NAME, f"{name!r} is not a valid ROS namespace token ([A-Za-z][A-Za-z0-9_]*)"
+            )
+        if name in alive or name in self._reserved:
+            return refuse(name, ItemResult.DUPLICATE_NAME, f"a vessel named {name!r} already exists")
+        if len(alive) + len(self._reserved) >= self.max_vessels:
+            return refuse(name, ItemResult.FLEET_FULL, f"fleet size limit of {self.max_vessels} vessels reached")
+        if reason := self._to_enu(vessel):
+            return refuse(name, ItemResult.INVALID_POSE, reason)
+        try:
+            domain = self._check_overrides(vessel)
+        except (ValueError, yaml.YAMLError) as exc:
+            return refuse(name, ItemResult.INVALID_OVERRIDES, f"overrides_yaml: {exc}")
+        if vessel.worker and vessel.worker not in self.workers:
+            return refuse(name, ItemResult.NO_WORKER, f"unknown worker {vessel.worker!r}")
+        if not self.workers:
+            return refuse(name, ItemResult.NO_WORKER, "no dynamics worker is running")
+        worker = vessel.worker or min(sorted(load), key=lambda w: load[w])
+        load[worker] = load.get(worker, 0) + 1
+        alive[name] = worker
+        self._reserved.add(name)
+        plan.reserved.add(name)
+        return PlannedItem(index, item, worker, domain)
+
+    def _free_name(self, model: str, alive: dict) -> str:
+        k = 0
+        while f"{model}_{k}" in alive or f"{model}_{k}" in self._reserved:
+            k += 1
+        return f"{model}_{k}"
+
+    def _check_overrides(self, vessel: VesselDescription) -> str:
+        """Validate the overrides against the catalogue; return the vessel's domain."""
+        if vessel.model not in self._domains:
+            self._domains[vessel.model] = load_vehicle(vessel.model).domain
+        if not vessel.overrides_yaml.strip():
+            return self._domains[vessel.model]
+        overrides = yaml.safe_load(vessel.overrides_yaml)
+        if not isinstance(overrides, dict):
+            raise ValueError(f"expected a YAML mapping, got {type(overrides).__name__}")
+        return apply_overrides(load_vehicle(vessel.model), overrides).domain
+
+    def _to_enu(self, vessel: VesselDescription) -> str:
+        """Convert the pose to POSE_ENU in place; return the reason if it is invalid, '' if fine."""
+        lin, ang = vessel.twist.linear, vessel.twist.angular
+        if not all(math.isfinite(v) for v in (lin.x, lin.y, lin.z, ang.x, ang.y, ang.z)):
+            return "twist must be finite"
+        if vessel.pose_frame == VesselDescription.POSE_GEODETIC:
+            values = (vessel.latitude_deg, vessel.longitude_deg, vessel.depth_m, vessel.heading_deg)
+            if not all(math.isfinite(v) for v in values):
+                return f"latitude, longitude, depth and heading must be finite, got {values}"
+            if not -90.0 <= vessel.latitude_deg <= 90.0:
+                return f"latitude {vessel.latitude_deg} deg outside [-90, 90]"
+            enu = geodetic_to_enu(np.array([[vessel.latitude_deg, vessel.longitude_deg, -vessel.depth_m]]), self.origin)
+            p = vessel.pose.position
+            p.x, p.y = float(enu[0, 0]), float(enu[0, 1])
+            p.z = -vessel.depth_m  # depth below the local sea surface, not the ellipsoid height
+            q = heading_to_q_enu_flu(vessel.heading_deg)
+            o = vessel.pose.orientation
+            o.x, o.y, o.z, o.w = (float(v) for v in q)
+            vessel.pose_frame = VesselDescription.POSE_ENU
+            return ""
+        if vessel.pose_frame != VesselDescription.POSE_ENU:
+            return f"pose_frame {vessel.pose_frame} unknown (0 ENU, 1 geodetic)"
+        p, o = vessel.pose.position, vessel.pose.orientation
+        values = (p.x, p.y, p.z, o.x, o.y, o.z, o.w)
+        if not all(math.isfinite(v) for v in values):
+            return f"pose must be finite, got {values}"
+        norm = math.sqrt(o.x**2 + o.y**2 + o.z**2 + o.w**2)
+        if norm < 1e-9:
+            return "orientation quaternion is zero (use w = 1 for no rotation)"
+        o.x, o.y, o.z, o.w = o.x / norm, o.y / norm, o.z / norm, o.w / norm
+        return ""

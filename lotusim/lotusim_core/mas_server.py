@@ -1,0 +1,201 @@
+"""mas_server node: the fleet authority (000_16d95c7c0b28c8b9.txt §III, the MAS plugin), ROS wiring over
+lotusim_core.fleet_registry.
+
+- /lotusim/fleet_command (lotusim_interfaces/action/FleetCommand): bulk create / delete / move. Every item gets
+  its own result; invalid items are refused with a reason while the others go through; feedback after each
+  batch; cancel stops at the next batch boundary (remaining items: CANCELED).
+- /lotusim/list_vessels, /lotusim/list_models (services).
+- /lotusim/checkpoint (Checkpoint): save / restore the whole simulation (every worker's state + the registry).
+Vessels are assigned to dynamics workers (least loaded, or the worker an item asks for). Workers are found
+from /lotusim/stats; when a worker is first seen its vessels are read back (/lotusim/<worker>/list_vessels),
+so a restarted mas_server rebuilds its registry and loses nothing.
+"""
+
+from __future__ import annotations
+
+import rclpy
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from lotusim_core.catalogue import describe_models
+from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
+from lotusim_core.geodesy import GeodeticOrigin
+from lotusim_interfaces.action import FleetCommand
+from lotusim_interfaces.msg import FleetState, ItemResult, SimStats, VesselInfo
+from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
+
+
+class MasServer(Node):
+    """ROS wiring of the fleet registry: the bulk command action, listings, checkpoints, worker discovery."""
+
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__("mas_server", **node_kwargs)
+        origin = GeodeticOrigin(
+            latitude_deg=float(self.declare_parameter("origin_latitude_deg", 48.3904).value),
+            longitude_deg=float(self.declare_parameter("origin_longitude_deg", -4.4861).value),
+            altitude_m=0.0,
+        )
+        self.batch_size = int(self.declare_parameter("batch_size", 250).value)
+        self.registry = FleetRegistry(origin, max_vessels=int(self.declare_parameter("max_vessels", 10_000).value))
+        self._group = ReentrantCallbackGroup()
+        self._worker_clients: dict[str, dict] = {}
+        self._poses: dict[str, tuple] = {}
+        self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
+        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 1)
+        self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels)
+        self.create_service(ListModels, "/lotusim/list_models", self._on_list_models)
+        self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
+        self._action = ActionServer(
+            self,
+            FleetCommand,
+            "/lotusim/fleet_command",
+            execute_callback=self._execute,
+            goal_callback=lambda _goal: GoalResponse.ACCEPT,
+            cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+            callback_group=self._group,
+        )
+
+    # --- workers --------------------------------------------------------------------------------------------
+    def _clients_of(self, worker: str) -> dict:
+        if worker not in self._worker_clients:
+            prefix = f"/lotusim/{worker}"
+            self._worker_clients[worker] = {
+                "command": self.create_client(WorkerCommand, f"{prefix}/command", callback_group=self._group),
+                "list": self.create_client(ListVessels, f"{prefix}/list_vessels", callback_group=self._group),
+                "checkpoint": self.create_client(Checkpoint, f"{prefix}/checkpoint", callback_group=self._group),
+            }
+        return self._worker_clients[worker]
+
+    def _on_stats(self, msg: SimStats) -> None:
+        if msg.worker and msg.worker not in self.registry.workers:
+            self.registry.add_worker(msg.worker)
+            self.get_logger().info(f"worker {msg.worker} found; reading back its {msg.vessel_count} vessels")
+            future = self._clients_of(msg.worker)["list"].call_async(ListVessels.Request())
+            future.add_done_callback(lambda f, w=msg.worker: self._on_worker_listing(w, f))
+
+    def _on_worker_listing(self, worker: str, future) -> None:
+        reply = future.result()
+        if reply is None:
+            return
+        for info in reply.vessels:
+            self.registry.adopt(info.name, info.model, info.domain, worker)
+
+    def _on_fleet_state(self, msg: FleetState) -> None:
+        self._poses[msg.worker] = (msg.names, msg.position, msg.orientation, msg.status)
+
+    # --- the bulk command action ------------------------------------------------------------------------------
+    async def _execute(self, goal_handle):
+        items = goal_handle.request.items
+        total = len(items)
+        results: list[ItemResult | None] = [None] * total
+        plan = self.registry.plan(items)  # validated, names assigned, poses in ENU, workers chosen
+        for index, result in plan.refused.items():
+            results[index] = result
+        feedback = FleetCommand.Feedback(total=total)
+        done = len(plan.refused)
+        for batch in plan.batches(self.batch_size):
+            if goal_handle.is_cancel_requested:
+                break
+            await self._send_batch(batch, results)
+            done += len(batch)
+            feedback.done, feedback.failed = done, sum(1 for r in results if r is not None and not r.ok)
+            goal_handle.publish_feedback(feedback)
+        self.registry.release(plan)
+        canceled = goal_handle.is_cancel_requested
+        for index, result in enumerate(results):
+            if result is None:
+                results[index] = ItemResult(
+                    name=items[index].vessel.name,
+                    ok=False,
+                    code=ItemResult.CANCELED,
+                    reason="goal canceled before this item was carried out",
+                )
+        succeeded = sum(1 for r in results if r.ok)
+        if canceled:
+            goal_handle.canceled()
+        else:
+            goal_handle.succeed()
+        return FleetCommand.Result(results=results, succeeded=succeeded, failed=total - succeeded)
+
+    async def _send_batch(self, batch: list[PlannedItem], results: list) -> None:
+        """Send one batch (items of one worker, in order) and record the worker's answers in the registry."""
+        worker = batch[0].worker
+        client = self._clients_of(worker)["command"]
+        if not client.wait_for_service(timeout_sec=5.0):
+            for planned in batch:
+                results[planned.index] = ItemResult(
+                    name=planned.item.vessel.name,
+                    ok=False,
+                    code=ItemResult.NO_WORKER,
+                    reason=f"worker {worker} does not answer",
+                )
+            return
+        reply = await client.call_async(WorkerCommand.Request(items=[p.item for p in batch]))
+        for planned, result in zip(batch, reply.results, strict=True):
+            results[planned.index] = result
+            if result.ok:
+                self.registry.commit(planned)
+
+    # --- services -------------------------------------------------------------------------------------------
+    def _on_list_vessels(self, request: ListVessels.Request, response: ListVessels.Response):
+        rows = {}
+        for names, position, orientation, status in self._poses.values():
+            for i, name in enumerate(names):
+                rows[name] = (position[3 * i : 3 * i + 3], orientation[4 * i : 4 * i + 4], status[i])
+        for entry in self.registry.entries():
+            if request.worker and entry.worker != request.worker:
+                continue
+            info = VesselInfo(name=entry.name, model=entry.model, domain=entry.domain, worker=entry.worker)
+            if entry.name in rows:
+                p, q, status = rows[entry.name]
+                info.pose.position.x, info.pose.position.y, info.pose.position.z = p
+                o = info.pose.orientation
+                o.x, o.y, o.z, o.w = q
+                info.status = int(status)
+            response.vessels.append(info)
+        return response
+
+    def _on_list_models(self, request: ListModels.Request, response: ListModels.Response):
+        for name, domain, description in describe_models():
+            response.models.append(name)
+            response.domains.append(domain)
+            response.descriptions.append(description)
+        return response
+
+    async def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
+        """Forward to every worker (each saves/restores `<path>.<worker>`), then save/restore the registry."""
+        messages = []
+        for worker in sorted(self.registry.workers):
+            client = self._clients_of(worker)["checkpoint"]
+            sub = Checkpoint.Request(operation=request.operation, path=f"{request.path}.{worker}")
+            reply = await client.call_async(sub)
+            if not reply.success:
+                messages.append(f"{worker}: {reply.message}")
+            response.sim_time = reply.sim_time
+            response.vessel_count += reply.vessel_count
+        if request.operation == Checkpoint.Request.RESTORE and not messages:
+            self.registry.clear_vessels()
+            for worker in sorted(self.registry.workers):
+                reply = await self._clients_of(worker)["list"].call_async(ListVessels.Request())
+                for info in reply.vessels:
+                    self.registry.adopt(info.name, info.model, info.domain, worker)
+        response.success = not messages and bool(self.registry.workers)
+        response.message = "; ".join(messages) if messages else ("" if self.registry.workers else "no worker found")
+        return response
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of `ros2 run lotusim mas_server`."""
+    rclpy.init(args=args)
+    node = MasServer()
+    executor = rclpy.executors.MultiThreadedExecutor()  # services and actions only: fine here
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()

@@ -1,0 +1,531 @@
+"""dynamics node: one fleet integrator worker. ROS wiring only; the physics is lotusim_physics.fleet.Fleet.
+
+A worker owns a set of vessels (added and removed by the MAS server through /lotusim/<worker>/command), steps
+them at a fixed step, and publishes (docs/interfaces.md):
+- /clock (rosgraph_msgs/Clock) every step, when it is the clock master (parameter `clock_master`);
+- /lotusim/fleet_state (lotusim_interfaces/FleetState) every `fleet_state_every` steps;
+- /<vessel>/odom (nav_msgs/Odometry, ground truth, frame `map` ENU, child `<vessel>/base_link` FLU) at
+  `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load);
+- /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time;
+and subscribes per vessel to `/<vessel>/thrusters/<thruster>/cmd`, `/<vessel>/fins/<fin>/cmd`
+(std_msgs/Float64; actuator names from the vehicle file) and `/<vessel>/cmd_wrench` (geometry_msgs/Wrench,
+body FLU). Non-finite commands are rejected and logged; the vessel keeps its last valid command.
+
+Modes (`mode`): "realtime" (RTF 1), "scaled" (RTF `real_time_factor`), "fast" (as fast as possible) and
+"lockstep" (advances only through /lotusim/step or the /lotusim/step_for action). A worker with
+`clock_master: false` follows /clock: it steps until its sim time reaches the master's, so several workers stay
+on one clock.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import rclpy
+import yaml
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Wrench
+from nav_msgs.msg import Odometry
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Float64
+
+from lotusim_core import frames
+from lotusim_core.catalogue import apply_overrides, load_vehicle
+from lotusim_core.ros_arrays import to_float64_array
+from lotusim_env.environment import Environment, build_environment
+from lotusim_interfaces.action import StepFor
+from lotusim_interfaces.msg import EnvironmentConfig, FleetState, ItemResult, SimStats, VesselInfo
+from lotusim_interfaces.msg import FleetCommandItem as Item
+from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
+from lotusim_physics.fleet import Fleet
+
+MODES = ("realtime", "scaled", "fast", "lockstep")
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+FAST_BATCH_WALL_S = 0.005  # in "fast" mode, step for about this long per timer callback, then serve callbacks
+
+
+def stamp_from_ns(t_ns: int) -> Time:
+    return Time(sec=t_ns // 1_000_000_000, nanosec=t_ns % 1_000_000_000)
+
+
+@dataclass
+class VesselEntry:
+    """What the worker keeps per vessel besides the fleet arrays: its model, commands and ROS endpoints."""
+
+    name: str
+    model: str
+    domain: str
+    overrides_yaml: str
+    thruster_cmd: np.ndarray
+    fin_cmd: np.ndarray
+    odom_pub: object = None
+    subscriptions: list = field(default_factory=list)
+
+
+class DynamicsWorker(Node):
+    """ROS wiring of one Fleet: commands in, clock / fleet state / odometry / stats out."""
+
+    def __init__(self, **node_kwargs) -> None:
+        worker = node_kwargs.pop("worker", None)
+        super().__init__(node_kwargs.pop("node_name", "dynamics"), **node_kwargs)
+        self.worker = worker or self.declare_parameter("worker", "worker_0").value
+        self.step_s = float(self.declare_parameter("step_s", 0.03).value)
+        self.mode = self.declare_parameter("mode", "realtime").value
+        self.rtf_target = float(self.declare_parameter("real_time_factor", 1.0).value)
+        self.clock_master = bool(self.declare_parameter("clock_master", True).value)
+        self.fleet_state_every = max(1, int(self.declare_parameter("fleet_state_every", 1).value))
+        self.odom_rate_hz = float(self.declare_parameter("odom_rate_hz", 10.0).value)
+        self.stats_rate_hz = float(self.declare_parameter("stats_rate_hz", 1.0).value)
+        integrator = self.declare_parameter("integrator", "rk4").value
+        substeps = int(self.declare_parameter("substeps", 1).value)
+        water_density = float(self.declare_parameter("water_density_kgm3", 1025.0).value)
+        if self.mode not in MODES:
+            raise ValueError(f"parameter mode: expected one of {MODES}, got {self.mode!r}")
+        if not (self.step_s > 0 and math.isfinite(self.step_s)):
+            raise ValueError(f"parameter step_s: expected a positive step in seconds, got {self.step_s}")
+        if self.mode == "realtime":
+            self.rtf_target = 1.0
+
+        self.fleet = Fleet(self.step_s, integrator=integrator, substeps=substeps, water_density_kgm3=water_density)
+        self.step_ns = int(round(self.step_s * 1e9))
+        self.iteration = 0
+        self.vessels: dict[str, VesselEntry] = {}
+        self.environment: Environment = build_environment(None)
+        self.environment_yaml = ""
+        self._follow_target_ns = 0
+
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
+        self._state_pub = self.create_publisher(FleetState, "/lotusim/fleet_state", 10)
+        self._stats_pub = self.create_publisher(SimStats, "/lotusim/stats", 10)
+        self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+        prefix = f"/lotusim/{self.worker}"
+        self.create_service(WorkerCommand, f"{prefix}/command", self._on_command)
+        self.create_service(ListVessels, f"{prefix}/list_vessels", self._on_list)
+        self.create_service(Checkpoint, f"{prefix}/checkpoint", self._on_checkpoint)
+        if self.clock_master:
+            self.create_service(Step, "/lotusim/step", self._on_step)
+            ActionServer(
+                self,
+                StepFor,
+                "/lotusim/step_for",
+                execute_callback=self._execute_step_for,
+                goal_callback=self._accept_step_for,
+                cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+            )
+        else:
+            self.create_subscription(Clock, "/clock", self._on_clock, 10)
+
+        self._wall_start = time.monotonic()
+        self._window = {"wall": self._wall_start, "iter": 0, "compute": 0.0, "compute_max": 0.0, "n": 0}
+        self._next_wall = self._wall_start
+        if self.mode in ("realtime", "scaled") and self.clock_master:
+            self._timer = self.create_timer(self.step_s / self.rtf_target, self._on_realtime_tick)
+        elif self.mode == "fast" and self.clock_master:
+            self._timer = self.create_timer(1e-4, self._on_fast_tick)
+        self.create_timer(1.0 / self.stats_rate_hz, self._publish_stats)
+        self.get_logger().info(
+            f"worker {self.worker}: mode {self.mode}, step {self.step_s} s, RTF target {self.rtf_target}, "
+            f"integrator {integrator}, clock master {self.clock_master}"
+        )
+
+    # --- time ----------------------------------------------------------------------------------------------
+    @property
+    def sim_time_ns(self) -> int:
+        return self.iteration * self.step_ns
+
+    def _on_realtime_tick(self) -> None:
+        self.advance(1)
+
+    def _on_fast_tick(self) -> None:
+        start = time.monotonic()
+        while time.monotonic() - start < FAST_BATCH_WALL_S:
+            self.advance(1)
+
+    def _on_clock(self, msg: Clock) -> None:
+        """Follower worker: integrate until our sim time reaches the master's clock."""
+        target_ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
+        steps = (target_ns - self.sim_time_ns) // self.step_ns
+        if steps > 0:
+            self.advance(int(steps))
+
+    def advance(self, steps: int) -> None:
+        """Integrate `steps` fixed steps, publishing after each one as configured."""
+        for _ in range(steps):
+            start = time.perf_counter()
+            t_s = self.sim_time_ns * 1e-9
+            faults = self.fleet.step(t_s, current_ned=self._current_ned, wind_ned=self._wind_ned)
+            self.iteration += 1
+            for fault in faults:
+                self.get_logger().error(f"vessel frozen: {fault}")
+            self._publish_step()
+            elapsed = time.perf_counter() - start
+            w = self._window
+            w["compute"] += elapsed
+            w["compute_max"] = max(w["compute_max"], elapsed)
+            w["n"] += 1
+
+    # --- environment (pure function of the latched configuration) -------------------------------------------
+    def _on_environment(self, msg: EnvironmentConfig) -> None:
+        try:
+            env = build_environment(yaml.safe_load(msg.config_yaml))
+        except Exception as exc:  # noqa: BLE001 - a bad configuration must not stop the physics
+            self.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
+            return
+        self.environment, self.environment_yaml = env, msg.config_yaml
+        self.get_logger().info(f"environment revision {msg.revision} applied")
+
+    def _current_ned(self, t_s: float, positions_ned: np.ndarray) -> np.ndarray:
+        v_enu = self.environment.current.velocity_enu(t_s, frames.ned_to_enu(positions_ned))
+        return frames.enu_to_ned(v_enu)
+
+    def _wind_ned(self, t_s: float, positions_ned: np.ndarray) -> np.ndarray | None:
+        wind = getattr(self.environment, "wind", None)
+        if wind is None:
+            return None
+        return frames.enu_to_ned(wind.velocity_enu(t_s, frames.ned_to_enu(positions_ned)))
+
+    # --- publishing ---------------------------------------------------------------------------------------
+    def _publish_step(self) -> None:
+        stamp = stamp_from_ns(self.sim_time_ns)
+        if self._clock_pub is not None:
+            self._clock_pub.publish(Clock(clock=stamp))
+        publish_state = self.iteration % self.fleet_state_every == 0
+        odom_period = max(1, int(round(1.0 / (self.odom_rate_hz * self.step_s)))) if self.odom_rate_hz > 0 else 0
+        if not self.fleet.names or not (publish_state or odom_period):
+            return
+        pos, quat, twist, accel = self.fleet.state_enu()
+        if publish_state:
+            self._publish_fleet_state(stamp, pos, quat, twist, accel)
+        if odom_period:
+            self._publish_odom(stamp, odom_period, pos, quat, twist)
+
+    def _publish_fleet_state(self, stamp, pos, quat, twist, accel) -> None:
+        msg = FleetState(worker=self.worker, iteration=self.iteration, names=list(self.fleet.names))
+        msg.header.stamp = stamp
+        msg.header.frame_id = "map"
+        msg.position = to_float64_array(pos)
+        msg.orientation = to_float64_array(quat)
+        msg.twist = to_float64_array(twist)
+        msg.accel = to_float64_array(accel)
+        current = self.fleet.current_ned_last if hasattr(self.fleet, "current_ned_last") else None
+        env = np.zeros((len(self.fleet.names), 6))
+        if current is not None and len(current) == len(env):
+            env[:, :3] = frames.ned_to_enu(current)
+        msg.environment = to_float64_array(env)
+        msg.status = np.asarray(self.fleet.frozen, dtype=np.uint8).tobytes()
+        self._state_pub.publish(msg)
+
+    def _publish_odom(self, stamp, period: int, pos, quat, twist) -> None:
+        """Publish the odometry of the vessels whose turn it is (row i at steps where i % period == phase)."""
+        phase = self.iteration % period
+        names = self.fleet.names
+        for i in range(phase, len(names), period):
+            entry = self.vessels.get(names[i])
+            if entry is None or entry.odom_pub is None:
+                continue
+            msg = Odometry()
+            msg.header.stamp = stamp
+            msg.header.frame_id = "map"
+            msg.child_frame_id = f"{names[i]}/base_link"
+            p, q, tw = pos[i], quat[i], twist[i]
+            msg.pose.pose.position.x, msg.pose.pose.position.y, msg.pose.pose.position.z = p.tolist()
+            o = msg.pose.pose.orientation
+            o.x, o.y, o.z, o.w = q.tolist()
+            lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+            lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = tw.tolist()
+            entry.odom_pub.publish(msg)
+
+    def _publish_stats(self) -> None:
+        now = time.monotonic()
+        w = self._window
+        wall = now - w["wall"]
+        iters = self.iteration - w["iter"]
+        msg = SimStats(
+            worker=self.worker,
+            mode=self.mode,
+            sim_time_s=self.sim_time_ns * 1e-9,
+            wall_time_s=now - self._wall_start,
+            iterations=self.iteration,
+            real_time_factor=(iters * self.step_s / wall) if wall > 0 else 0.0,
+            target_real_time_factor=self.rtf_target if self.mode in ("realtime", "scaled") else 0.0,
+            step_size_s=self.step_s,
+            vessel_count=len(self.fleet.names),
+            frozen_count=int(np.count_nonzero(self.fleet.frozen)) if self.fleet.names else 0,
+            step_compute_time_s=w["compute"] / w["n"] if w["n"] else 0.0,
+            step_compute_time_max_s=w["compute_max"],
+        )
+        msg.header.stamp = stamp_from_ns(self.sim_time_ns)
+        self._stats_pub.publish(msg)
+        self._window = {"wall": now, "iter": self.iteration, "compute": 0.0, "compute_max": 0.0, "n": 0}
+
+    # --- commands from the vessels' topics ---------------------------------------------------------------------
+    def _subscribe_vessel(self, entry: VesselEntry, spec) -> None:
+        """Command topics are named after the actuators of the vehicle file (ROS 2 name tokens cannot be bare
+        numbers, so `thrusters/<name>/cmd` rather than an index)."""
+        name = entry.name
+        for i, thruster in enumerate(spec.thrusters):
+            entry.subscriptions.append(
+                self.create_subscription(
+                    Float64,
+                    f"/{name}/thrusters/{thruster.name}/cmd",
+                    lambda m, n=name, k=i: self._on_thruster(n, k, m.data),
+                    10,
+                )
+            )
+        for i, fin in enumerate(spec.fins):
+            entry.subscriptions.append(
+                self.create_subscription(
+                    Float64, f"/{name}/fins/{fin.name}/cmd", lambda m, n=name, k=i: self._on_fin(n, k, m.data), 10
+                )
+            )
+        entry.subscriptions.append(
+            self.create_subscription(Wrench, f"/{name}/cmd_wrench", lambda m, n=name: self._on_wrench(n, m), 10)
+        )
+        entry.odom_pub = self.create_publisher(Odometry, f"/{name}/odom", 10)
+
+    def _reject(self, name: str, what: str, value) -> None:
+        self.get_logger().warning(f"{name}: {what} command {value!r} rejected (not finite); keeping the last valid one")
+
+    def _on_thruster(self, name: str, index: int, value: float) -> None:
+        entry = self.vessels.get(name)
+        if entry is None:
+            return
+        if not math.isfinite(value):
+            self._reject(name, f"thruster {index}", value)
+            return
+        entry.thruster_cmd[index] = value
+        self.fleet.set_thruster_commands(name, entry.thruster_cmd)
+
+    def _on_fin(self, name: str, index: int, value: float) -> None:
+        entry = self.vessels.get(name)
+        if entry is None:
+            return
+        if not math.isfinite(value):
+            self._reject(name, f"fin {index}", value)
+            return
+        entry.fin_cmd[index] = value
+        self.fleet.set_fin_commands(name, entry.fin_cmd)
+
+    def _on_wrench(self, name: str, msg: Wrench) -> None:
+        if name not in self.vessels:
+            return
+        f, t = msg.force, msg.torque
+        wrench_flu = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+        if not np.all(np.isfinite(wrench_flu)):
+            self._reject(name, "wrench", wrench_flu.tolist())
+            return
+        self.fleet.set_body_wrench(name, frames.twist_flu_to_frd(wrench_flu))
+
+    # --- vessel management (from the MAS server) ------------------------------------------------------------
+    def _on_command(self, request: WorkerCommand.Request, response: WorkerCommand.Response):
+        response.results = [self._do_item(item) for item in request.items]
+        return response
+
+    def _do_item(self, item: Item) -> ItemResult:
+        name = item.vessel.name
+        try:
+            if item.command == Item.CREATE:
+                return self._create(item.vessel)
+            if name not in self.vessels:
+                return ItemResult(
+                    name=name,
+                    ok=False,
+                    code=ItemResult.UNKNOWN_VESSEL,
+                    reason=f"no vessel named {name!r} on worker {self.worker}",
+                )
+            if item.command == Item.DELETE:
+                self._delete(name)
+                return ItemResult(name=name, ok=True, code=ItemResult.OK)
+            if item.command == Item.MOVE:
+                position_ned, q_ned_frd, nu = self._pose_of(item.vessel)
+                self.fleet.set_pose(name, position_ned, q_ned_frd, nu)
+                return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
+            return ItemResult(
+                name=name, ok=False, code=ItemResult.INTERNAL_ERROR, reason=f"unknown command {item.command}"
+            )
+        except (ValueError, KeyError) as exc:
+            return ItemResult(name=name, ok=False, code=ItemResult.INVALID_POSE, reason=str(exc))
+
+    @staticmethod
+    def _pose_of(vessel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        p, o = vessel.pose.position, vessel.pose.orientation
+        position_ned = frames.enu_to_ned(np.array([p.x, p.y, p.z]))
+        q_ned_frd = frames.q_enu_flu_to_q_ned_frd(np.array([o.x, o.y, o.z, o.w]))
+        lin, ang = vessel.twist.linear, vessel.twist.angular
+        nu = frames.twist_flu_to_frd(np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]))
+        return position_ned, q_ned_frd, nu
+
+    def _create(self, vessel) -> ItemResult:
+        name = vessel.name
+        if not NAME_RE.match(name):
+            return ItemResult(
+                name=name,
+                ok=False,
+                code=ItemResult.INVALID_NAME,
+                reason=f"{name!r} is not a valid ROS name token ([A-Za-z][A-Za-z0-9_]*)",
+            )
+        if name in self.vessels:
+            return ItemResult(
+                name=name,
+                ok=False,
+                code=ItemResult.DUPLICATE_NAME,
+                reason=f"a vessel named {name!r} exists on worker {self.worker}",
+            )
+        try:
+            spec = load_vehicle(vessel.model)
+            if vessel.overrides_yaml.strip():
+                spec = apply_overrides(spec, yaml.safe_load(vessel.overrides_yaml) or {})
+        except FileNotFoundError as exc:
+            return ItemResult(name=name, ok=False, code=ItemResult.UNKNOWN_MODEL, reason=str(exc))
+        except (ValueError, yaml.YAMLError) as exc:
+            return ItemResult(name=name, ok=False, code=ItemResult.INVALID_OVERRIDES, reason=str(exc))
+        position_ned, q_ned_frd, nu = self._pose_of(vessel)
+        try:
+            self.fleet.add(name, spec, position_ned, q_ned_frd, nu)
+        except ValueError as exc:
+            return ItemResult(name=name, ok=False, code=ItemResult.INTERNAL_ERROR, reason=str(exc))
+        entry = VesselEntry(
+            name=name,
+            model=vessel.model,
+            domain=spec.domain,
+            overrides_yaml=vessel.overrides_yaml,
+            thruster_cmd=np.zeros(len(spec.thrusters)),
+            fin_cmd=np.zeros(len(spec.fins)),
+        )
+        self.vessels[name] = entry
+        self._subscribe_vessel(entry, spec)
+        return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
+
+    def _delete(self, name: str) -> None:
+        entry = self.vessels.pop(name)
+        self.fleet.remove(name)
+        for sub in entry.subscriptions:
+            self.destroy_subscription(sub)
+        if entry.odom_pub is not None:
+            self.destroy_publisher(entry.odom_pub)
+
+    def _on_list(self, request: ListVessels.Request, response: ListVessels.Response):
+        if not self.fleet.names:
+            return response
+        pos, quat, _, _ = self.fleet.state_enu()
+        for i, name in enumerate(self.fleet.names):
+            entry = self.vessels[name]
+            info = VesselInfo(name=name, model=entry.model, domain=entry.domain, worker=self.worker)
+            info.pose.position.x, info.pose.position.y, info.pose.position.z = pos[i].tolist()
+            o = info.pose.orientation
+            o.x, o.y, o.z, o.w = quat[i].tolist()
+            info.status = VesselInfo.STATUS_FROZEN if self.fleet.frozen[i] else VesselInfo.STATUS_OK
+            response.vessels.append(info)
+        return response
+
+    # --- lockstep -------------------------------------------------------------------------------------------
+    def _on_step(self, request: Step.Request, response: Step.Response):
+        if self.mode != "lockstep":
+            response.message = f"worker {self.worker} runs in {self.mode} mode; /lotusim/step needs mode lockstep"
+        else:
+            self.advance(int(request.steps))
+            response.success = True
+        response.sim_time = stamp_from_ns(self.sim_time_ns)
+        response.iteration = self.iteration
+        return response
+
+    def _accept_step_for(self, _goal) -> GoalResponse:
+        return GoalResponse.ACCEPT if self.mode == "lockstep" else GoalResponse.REJECT
+
+    def _execute_step_for(self, goal_handle):
+        total = int(goal_handle.request.steps)
+        done = 0
+        feedback = StepFor.Feedback()
+        while done < total:
+            if goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+                return StepFor.Result(
+                    success=False, message="canceled", steps_done=done, sim_time=stamp_from_ns(self.sim_time_ns)
+                )
+            chunk = min(total - done, 100)
+            self.advance(chunk)
+            done += chunk
+            feedback.steps_done, feedback.sim_time = done, stamp_from_ns(self.sim_time_ns)
+            goal_handle.publish_feedback(feedback)
+        goal_handle.succeed()
+        return StepFor.Result(success=True, steps_done=done, sim_time=stamp_from_ns(self.sim_time_ns))
+
+    # --- checkpoint / restore ---------------------------------------------------------------------------------
+    def checkpoint(self) -> dict:
+        """Everything needed to continue identically: fleet arrays, commands, time, environment config."""
+        return {
+            "worker": self.worker,
+            "iteration": self.iteration,
+            "step_ns": self.step_ns,
+            "fleet": self.fleet.snapshot(),
+            "environment_yaml": self.environment_yaml,
+            "vessels": {
+                n: (e.model, e.domain, e.overrides_yaml, e.thruster_cmd.copy(), e.fin_cmd.copy())
+                for n, e in self.vessels.items()
+            },
+        }
+
+    def restore(self, state: dict) -> None:
+        if state["step_ns"] != self.step_ns:
+            raise ValueError(f"checkpoint step {state['step_ns']} ns differs from this worker's {self.step_ns} ns")
+        for name in list(self.vessels):
+            self._delete(name)
+        self.fleet = Fleet.from_snapshot(state["fleet"])
+        self.iteration = state["iteration"]
+        if state["environment_yaml"]:
+            self.environment = build_environment(yaml.safe_load(state["environment_yaml"]))
+            self.environment_yaml = state["environment_yaml"]
+        for name, (model, domain, overrides, thr, fin) in state["vessels"].items():
+            entry = VesselEntry(
+                name=name,
+                model=model,
+                domain=domain,
+                overrides_yaml=overrides,
+                thruster_cmd=thr.copy(),
+                fin_cmd=fin.copy(),
+            )
+            self.vessels[name] = entry
+            self._subscribe_vessel(entry, self.fleet.spec(name))
+
+    def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
+        path = Path(request.path)
+        try:
+            if request.operation == Checkpoint.Request.SAVE:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(pickle.dumps(self.checkpoint()))
+            elif request.operation == Checkpoint.Request.RESTORE:
+                self.restore(pickle.loads(path.read_bytes()))  # noqa: S301 - checkpoints are the user's own files
+            else:
+                raise ValueError(f"unknown operation {request.operation}")
+            response.success = True
+        except (OSError, ValueError, KeyError, pickle.UnpicklingError) as exc:
+            response.message = f"{path}: {exc}"
+        response.sim_time = stamp_from_ns(self.sim_time_ns)
+        response.vessel_count = len(self.vessels)
+        return response
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of `ros2 run lotusim dynamics`."""
+    rclpy.init(args=args)
+    node = DynamicsWorker()
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()

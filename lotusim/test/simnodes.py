@@ -1,0 +1,97 @@
+"""Helpers for end-to-end tests of the simulation nodes over real DDS: start the dynamics worker(s) and the MAS
+server in-process (the same classes `lotusim run` and the launch files start), and talk to them the way a
+user's script does (action and service clients, topic publishers and subscribers)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import rclpy
+from rclpy.action import ActionClient
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+
+from lotusim_core.mas_server import MasServer
+from lotusim_interfaces.action import FleetCommand
+from lotusim_interfaces.msg import FleetCommandItem, VesselDescription
+from lotusim_interfaces.srv import Step
+from lotusim_physics.dynamics_node import DynamicsWorker
+
+
+def spin_until(executor, predicate: Callable[[], bool], timeout_s: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
+        executor.spin_once(timeout_sec=0.01)
+
+
+def create_item(name: str, model: str, xyz=(0.0, 0.0, 0.0), overrides: str = "") -> FleetCommandItem:
+    vessel = VesselDescription(name=name, model=model, pose_frame=VesselDescription.POSE_ENU, overrides_yaml=overrides)
+    # floats: rosidl serialises a Python int in a float64 field as garbage (NaN) over the wire
+    vessel.pose.position.x, vessel.pose.position.y, vessel.pose.position.z = (float(v) for v in xyz)
+    return FleetCommandItem(command=FleetCommandItem.CREATE, vessel=vessel)
+
+
+def delete_item(name: str) -> FleetCommandItem:
+    return FleetCommandItem(command=FleetCommandItem.DELETE, vessel=VesselDescription(name=name))
+
+
+class Sim:
+    """A dynamics worker + MAS server + a client node on one executor."""
+
+    def __init__(self, context, mode: str = "lockstep", step_s: float = 0.02, workers: int = 1, **params) -> None:
+        self.context = context
+        self.executor = SingleThreadedExecutor(context=context)
+        self.workers = []
+        for k in range(workers):
+            overrides = [
+                Parameter("mode", value=mode),
+                Parameter("step_s", value=step_s),
+                Parameter("clock_master", value=k == 0),
+            ]
+            overrides += [Parameter(key, value=value) for key, value in params.items()]
+            worker = DynamicsWorker(
+                context=context, worker=f"worker_{k}", node_name=f"dynamics_{k}", parameter_overrides=overrides
+            )
+            self.workers.append(worker)
+            self.executor.add_node(worker)
+        self.mas = MasServer(context=context)
+        self.client = rclpy.create_node("test_user", context=context)
+        for node in (self.mas, self.client):
+            self.executor.add_node(node)
+        self.fleet_command = ActionClient(self.client, FleetCommand, "/lotusim/fleet_command")
+        self.step_client = self.client.create_client(Step, "/lotusim/step")
+        spin_until(
+            self.executor, lambda: len(self.mas.registry.workers) == workers, 15.0, "workers found by mas_server"
+        )
+
+    @property
+    def worker(self) -> DynamicsWorker:
+        return self.workers[0]
+
+    def command(self, items, feedback: list | None = None, timeout_s: float = 30.0):
+        spin_until(self.executor, self.fleet_command.server_is_ready, 10.0, "fleet_command action server")
+        cb = feedback.append if feedback is not None else None
+        goal_future = self.fleet_command.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=cb)
+        spin_until(self.executor, goal_future.done, timeout_s, "goal acceptance")
+        result_future = goal_future.result().get_result_async()
+        spin_until(self.executor, result_future.done, timeout_s, "goal result")
+        return result_future.result().result
+
+    def step(self, steps: int):
+        spin_until(self.executor, self.step_client.service_is_ready, 10.0, "/lotusim/step")
+        future = self.step_client.call_async(Step.Request(steps=steps))
+        spin_until(self.executor, future.done, 30.0, "step reply")
+        return future.result()
+
+    def spin_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.005)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        for node in [self.client, self.mas, *self.workers]:
+            node.destroy_node()
