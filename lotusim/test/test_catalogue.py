@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+
 from lotusim_core.catalogue import (
     CatalogueError,
     apply_overrides,
@@ -458,12 +459,25 @@ def test_every_number_needs_a_source(tmp_path):
     )
 
 
+def test_cache_follows_file_content_and_specs_are_read_only(tmp_path):
+    path = _write(tmp_path, _base())
+    first = load_vehicle(path)
+    assert load_vehicle(path) is first  # parsed once, shared
+    with pytest.raises(ValueError, match="read-only"):
+        first.added_mass[0, 0] = 0.0
+    data = _base()
+    data["mass_kg"] = 150.0
+    _write(tmp_path, data)
+    assert load_vehicle(path).mass_kg == 150.0  # a changed file is re-read
+
+
 def test_not_a_mapping_and_unknown_model(tmp_path):
     path = tmp_path / "list.yaml"
     path.write_text("- 1\n- 2\n")
     _expect_error(path, "<file>", "expected a mapping at top level")
     with pytest.raises(CatalogueError, match="unknown vehicle model .*lrauv"):
         load_vehicle("submarine_x")
+    _expect_error(tmp_path / "absent.yaml", "<file>", "vehicle file not found")
 
 
 # ------------------------------------------------------------------------------------------ overrides
