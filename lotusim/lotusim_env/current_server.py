@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
 from lotusim_core.ros_arrays import to_float64_array
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -245,6 +247,8 @@ class CurrentServer(Node):
             if "." in name and not name.startswith(("markers.", "qos_overrides."))
         ]
         self._config = apply_parameters(parse_environment_yaml(yaml_text), startup, {p.name for p in startup})
+        for p in startup:  # now part of the configuration; declared from it below with the leaf's own type
+            self._parameter_overrides.pop(p.name, None)
         self._env: Environment = build_checked(self._config)  # a bad startup configuration fails loudly here
         self._pending: tuple[dict[str, Any], Environment] | None = None
         self._syncing = False
@@ -434,10 +438,15 @@ class CurrentServer(Node):
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim current_server`."""
     rclpy.init(args=args)
-    node = CurrentServer()
+    try:
+        node = CurrentServer()
+    except ConfigRefused as exc:  # malformed startup configuration: one clear line, no traceback
+        print(f"current_server: error: {exc}", file=sys.stderr)
+        rclpy.try_shutdown()
+        raise SystemExit(2) from None
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, or SIGTERM from ros2 launch
         pass
     finally:
         node.destroy_node()
