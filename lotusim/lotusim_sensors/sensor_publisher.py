@@ -325,7 +325,7 @@ class SensorPublisher(Node):
         if "gps" in suite:
             self._banks["gps"].state["had_fix"][slot] = False
         if suite:
-            self.get_logger().info(f"vessel {name} (model {model or '?'}): sensors {', '.join(suite)}")
+            self.get_logger().debug(f"vessel {name} (model {model or '?'}): sensors {', '.join(suite)}")
 
     def _unconfigure(self, slot: int) -> None:
         for bank in self._banks.values():

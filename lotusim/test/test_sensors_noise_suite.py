@@ -56,3 +56,21 @@ def test_bad_sensor_config_names_file_key_and_reason(sensors, message):
     with pytest.raises(ValueError) as err:
         parse_suite(sensors, "vehicles/x.yaml sensors")
     assert message in str(err.value)
+
+
+def test_every_catalogue_vehicle_has_a_valid_sensor_suite():
+    """The shipped vehicles' `sensors:` blocks parse; underwater ones carry depth + DVL or IMU, surface ones GPS."""
+    import yaml
+
+    from lotusim_core.paths import config_dir
+
+    files = sorted((config_dir() / "vehicles").glob("*.yaml"))
+    assert files
+    for path in files:
+        data = yaml.safe_load(path.read_text())
+        suite = parse_suite(data.get("sensors"), f"{path.name} sensors")
+        assert "imu" in suite, path.name
+        if data["domain"] == "underwater":
+            assert "pressure" in suite and "dvl" in suite, path.name
+        else:
+            assert "gps" in suite and "ais" in suite, path.name
