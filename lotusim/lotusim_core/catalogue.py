@@ -362,7 +362,13 @@ def _thrusters(v: _Validator, raw: Any, defaults: Any) -> tuple[ThrusterSpec, ..
         key = f"thrusters[{i}]"
         if not isinstance(item, dict):
             raise CatalogueError(v.where, key, f"expected a mapping, found {type(item).__name__}")
-        out.append(_thruster(v, {**defaults, **item}, key))
+        try:
+            out.append(_thruster(v, {**defaults, **item}, key))
+        except CatalogueError as exc:
+            sub = exc.key[len(key) + 1 :].split(".")[0]
+            if sub in defaults and sub not in item:
+                raise CatalogueError(exc.where, exc.key, f"{exc.reason} (value from thruster_defaults)") from None
+            raise
     v.unique_names(out, "thrusters")
     return tuple(out)
 

@@ -414,7 +414,9 @@ def test_curve_thruster_errors(tmp_path):
     path = _mutate(tmp_path, lambda d: d["thruster_defaults"]["curve"].pop("nu_pos"), name="kayak_usv")
     _expect_error(path, "thrusters[0].curve.nu_pos", "missing required key")
     path = _mutate(tmp_path, lambda d: d["thruster_defaults"].update(command_unit="rpm"), name="kayak_usv")
-    _expect_error(path, "thrusters[0].command_unit", "expected one of normalized")
+    _expect_error(
+        path, "thrusters[0].command_unit", "expected one of normalized, found 'rpm' (value from thruster_defaults)"
+    )
     path = _mutate(tmp_path, lambda d: d["thrusters"].append(dict(d["thrusters"][0])), name="kayak_usv")
     _expect_error(path, "thrusters[4].name", "duplicate name")
 
