@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     site.add_argument("--lon", type=float, default=0.0, help="longitude of the map origin (deg)")
     site.add_argument("--seabed-depth", type=float, help="flat sea-floor depth (m, default 1000)")
     site.add_argument("--seed", type=int, default=0, help="seed of the random processes")
-    wind = site.add_argument_group("wind")
+    wind = p.add_argument_group("wind")
     wind.add_argument("--wind-speed", type=float, default=0.0, help="10 m wind speed U10 (m/s)")
     wind.add_argument(
         "--wind-dir", type=float, default=0.0, help="direction the wind blows FROM, deg clockwise from north"
