@@ -14,6 +14,7 @@ SUBCOMMANDS = [
     "lotusim_core.cli_run",
     "lotusim_core.cli_current_eval",
     "lotusim_core.cli_current_profile",
+    "lotusim_core.cli_bench",
 ]
 
 
