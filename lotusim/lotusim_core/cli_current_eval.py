@@ -204,7 +204,7 @@ def _print_paper(day, as_json: bool) -> int:
     print(f"Table VIII, {day.label}, recomputed from the paper's stored Ekman and Gauss-Markov predictions")
     print(f"{'bin':<9}" + "".join(f"{c:>20}" for c in TABLE8_COLUMNS))
     for b, row in ours.items():
-        cells = [f"{mine:.4f} ({theirs:.2f})" for mine, theirs in zip(row, day.published[b], strict=True)]
+        cells = [f"{mine:.5f} ({theirs:.2f})" for mine, theirs in zip(row, day.published[b], strict=True)]
         print(f"{b:<9}" + "".join(f"{c:>20}" for c in cells))
     print("ours (published); I_X = (X_GM - X_Ekman)/X_GM x 100")
     return 0
