@@ -128,6 +128,7 @@ def _cell(result, model: str, bin_name: str, metric: str) -> str:
 def format_window(result) -> str:
     """Rel.MAE and Rel.RMSE of every model per bin, then Ekman's I_MAE / I_RMSE over each baseline (%)."""
     import numpy as np
+
     from lotusim_env.evaluation import DEPTH_BINS_M, improvement_pct
 
     inp = result.inputs
@@ -168,6 +169,7 @@ TIE_PCT = 0.5  # |I_X| below this is reported as a tie (e.g. Ekman with the colu
 def format_summary(results) -> str:
     """Ekman against each baseline over all (window, bin) cells: wins / ties (|I| < TIE_PCT %) / losses."""
     import numpy as np
+
     from lotusim_env.evaluation import DEPTH_BINS_M, improvement_pct
 
     if not results or "ekman" not in results[0].scores:

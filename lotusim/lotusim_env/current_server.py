@@ -32,7 +32,6 @@ import rclpy
 import yaml
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
-from lotusim_core.ros_arrays import to_float64_array
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -41,6 +40,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
+from lotusim_core.ros_arrays import to_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import QueryCurrent

@@ -11,13 +11,13 @@ import yaml
 
 rclpy = pytest.importorskip("rclpy")
 
-from lotusim_env.current_server import CONFIG_TOPIC, MARKER_TOPIC, QUERY_SERVICE, CurrentServer  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
+from lotusim_env.current_server import CONFIG_TOPIC, MARKER_TOPIC, QUERY_SERVICE, CurrentServer  # noqa: E402
 from lotusim_interfaces.msg import EnvironmentConfig  # noqa: E402
 from lotusim_interfaces.srv import QueryCurrent  # noqa: E402
 
