@@ -29,14 +29,14 @@ import numpy as np
 import rclpy
 import yaml
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
-from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
-from lotusim_core.paths import config_dir
-from lotusim_core.ros_arrays import from_float64_array
-from lotusim_env.environment import Environment, build_environment
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
 
+from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
+from lotusim_core.paths import config_dir
+from lotusim_core.ros_arrays import from_float64_array
+from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState
 from lotusim_interfaces.srv import ListVessels
 from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
@@ -149,7 +149,8 @@ class SensorPublisher(Node):
         self.published = 0  # messages published since start (benchmarks, tests)
 
         self._ais_all = self.create_publisher(AIS, "/lotusim/ais", SENSOR_QOS)
-        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
+        # depth 100: lockstep bursts (StepFor, Step with many steps) publish many states back to back
+        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 100)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
 
     # --- configuration ------------------------------------------------------------------------------------------

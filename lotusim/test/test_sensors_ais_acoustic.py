@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from lotusim_sensors import acoustic, ais, noise, rotations
 
 KN = 1852.0 / 3600.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from lotusim_core.geodesy import (
     WGS84_A_M,
     WGS84_E2,

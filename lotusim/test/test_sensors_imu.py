@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from lotusim_sensors import imu, noise, rotations
 from lotusim_sensors.suite import parse_suite, stack_params
 

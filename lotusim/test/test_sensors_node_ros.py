@@ -13,18 +13,18 @@ import yaml
 rclpy = pytest.importorskip("rclpy")
 
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped  # noqa: E402
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
-from lotusim_core.ros_arrays import to_float64_array  # noqa: E402
-from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import FluidPressure, Imu, NavSatFix, NavSatStatus  # noqa: E402
 
+from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
+from lotusim_core.ros_arrays import to_float64_array  # noqa: E402
 from lotusim_interfaces.msg import AIS, AcousticMessage, FleetState  # noqa: E402
+from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 
 STEP_NS = 10_000_000  # 100 Hz physics
-G, RHO = 9.80665, 1025.0
+G = 9.80665
 VESSELS = {
     "auv": {
         "sensors": {
@@ -143,7 +143,8 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
     assert abs(accel_z.mean() - G) < 0.25 and np.all(np.abs(accel_z - G) < 1.5)  # +g up, noise + turn-on bias
     assert imu[0].linear_acceleration_covariance[0] == pytest.approx(0.004**2 * 50)
     pressures = np.array([m.fluid_pressure for m in got["/auv/pressure"]])
-    assert pressures.mean() == pytest.approx(101325 + RHO * G * 10, abs=4 * RHO * G * 0.01)
+    rho = sensors._env.water_density_kgm3  # the environment default (no config published in this test)
+    assert pressures.mean() == pytest.approx(101325 + rho * G * 10, abs=4 * rho * G * 0.01 / np.sqrt(21) + 1e-9)
     depth = np.array([m.pose.pose.position.z for m in got["/auv/depth"]])
     assert depth.mean() == pytest.approx(-10.0, abs=0.02)
     dvl_v = np.array([[m.twist.twist.linear.x, m.twist.twist.linear.y] for m in got["/auv/dvl"]])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from lotusim_sensors import noise
 from lotusim_sensors.suite import merge_sensors, parse_suite
 
