@@ -13,7 +13,6 @@ so a restarted mas_server rebuilds its registry and loses nothing.
 
 from __future__ import annotations
 
-import rclpy
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -21,6 +20,7 @@ from rclpy.node import Node
 from lotusim_core.catalogue import describe_models
 from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_core.geodesy import GeodeticOrigin
+from lotusim_core.node_runner import run_node_main
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetState, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
@@ -187,15 +187,4 @@ class MasServer(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim mas_server`."""
-    rclpy.init(args=args)
-    node = MasServer()
-    executor = rclpy.executors.MultiThreadedExecutor()  # services and actions only: fine here
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node_main(MasServer, args)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import rclpy
 import yaml
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Wrench
@@ -40,6 +39,7 @@ from std_msgs.msg import Float64
 
 from lotusim_core import frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
+from lotusim_core.node_runner import run_node_main
 from lotusim_core.ros_arrays import to_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.action import StepFor
@@ -517,15 +517,4 @@ class DynamicsWorker(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim dynamics`."""
-    rclpy.init(args=args)
-    node = DynamicsWorker()
-    executor = rclpy.executors.SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node_main(DynamicsWorker, args)

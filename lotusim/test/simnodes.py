@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import rclpy
 from rclpy.action import ActionClient
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.experimental import EventsExecutor
 from rclpy.parameter import Parameter
 
 from lotusim_core.mas_server import MasServer
@@ -43,7 +43,9 @@ class Sim:
 
     def __init__(self, context, mode: str = "lockstep", step_s: float = 0.02, workers: int = 1, **params) -> None:
         self.context = context
-        self.executor = SingleThreadedExecutor(context=context)
+        # EventsExecutor: the default executors rebuild a wait set of every subscription at each spin, which
+        # costs milliseconds with hundreds of vessels (docs/performance.md)
+        self.executor = EventsExecutor(context=context)
         self.workers = []
         for k in range(workers):
             overrides = [

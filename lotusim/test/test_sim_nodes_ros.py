@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -223,3 +224,46 @@ def test_listing_and_registry_rebuilt_after_mas_restart(sim):
     # and it keeps working: a duplicate is still refused, a delete goes through
     result = sim.command([create_item("a", "lrauv"), delete_item("b")])
     assert [r.code for r in result.results] == [ItemResult.DUPLICATE_NAME, ItemResult.OK]
+
+
+def test_two_workers_share_the_fleet_and_stay_on_one_clock(ros_context):
+    sim = Sim(ros_context, mode="lockstep", step_s=0.02, workers=2)
+    try:
+        result = sim.command([create_item(f"v{k}", "remus100", (5.0 * k, 0.0, -10.0)) for k in range(4)])
+        assert all(r.ok for r in result.results)
+        assert sorted(r.worker for r in result.results) == ["worker_0", "worker_0", "worker_1", "worker_1"]
+        sim.step(50)
+        master, follower = sim.workers
+        spin_until(sim.executor, lambda: follower.iteration == master.iteration, 10.0, "follower catching up")
+        assert follower.sim_time_ns == master.sim_time_ns == 1_000_000_000
+        assert len(master.fleet.names) == len(follower.fleet.names) == 2
+    finally:
+        sim.close()
+
+
+def test_realtime_mode_keeps_rtf_within_5_percent_for_100_vessels(ros_context):
+    from lotusim_interfaces.msg import SimStats
+
+    sim = Sim(ros_context, mode="realtime", step_s=0.03, stats_rate_hz=1.0)
+    try:
+        items = [create_item(f"a{k}", "lrauv", (3.0 * (k % 10), 3.0 * (k // 10), -20.0)) for k in range(100)]
+        result = sim.command(items)
+        assert result.succeeded == 100
+        clocks: list[tuple[float, float]] = []
+
+        def on_clock(msg: Clock) -> None:
+            clocks.append((time.monotonic(), msg.clock.sec + msg.clock.nanosec * 1e-9))
+
+        stats: list[SimStats] = []
+        sim.client.create_subscription(Clock, "/clock", on_clock, 100)
+        sim.client.create_subscription(SimStats, "/lotusim/stats", stats.append, 10)
+        sim.spin_for(1.0)  # settle
+        clocks.clear()
+        sim.spin_for(4.0)
+        (w0, s0), (w1, s1) = clocks[0], clocks[-1]
+        rtf = (s1 - s0) / (w1 - w0)
+        assert rtf == pytest.approx(1.0, rel=0.05), f"measured RTF {rtf:.3f}"
+        assert stats and stats[-1].vessel_count == 100
+        assert stats[-1].real_time_factor == pytest.approx(1.0, rel=0.05)
+    finally:
+        sim.close()
