@@ -49,7 +49,12 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, relia
 CONFIG_TOPIC = "/lotusim/environment"
 QUERY_SERVICE = "/lotusim/query_current"
 MARKER_TOPIC = "/lotusim/current_markers"
-DEFAULT_ENVIRONMENT = {"current": {"model": "constant", "velocity_enu": [0.0, 0.0, 0.0]}}
+# Calm water and no wind; seed and wind are present so that they are typed parameters from the start.
+DEFAULT_ENVIRONMENT = {
+    "seed": 0,
+    "wind": {"speed_mps": 0.0, "from_deg": 0.0},
+    "current": {"model": "constant", "velocity_enu": [0.0, 0.0, 0.0]},
+}
 YAML_PARAM = "environment_yaml"
 MAX_MARKERS = 5000
 

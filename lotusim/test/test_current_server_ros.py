@@ -226,3 +226,21 @@ def test_ekman_field_follows_wind_parameter_changes(ros_context):
         np.testing.assert_allclose(velocities(h.call([[0.0, 0.0, -1.0]])), [[0.0, 0.0, 0.0]])
     finally:
         h.close()
+
+
+def test_default_configuration_exposes_seed_and_wind(ros_context):
+    """Without configuration: calm water, and seed / wind speed / wind direction are typed parameters already;
+    a wind set through them reaches every node that rebuilds the environment from the latched revision."""
+    from lotusim_env.environment import build_environment
+
+    h = Harness(ros_context, [Parameter("markers.rate_hz", value=0.0)])
+    try:
+        assert h.server.get_parameter("seed").value == 0
+        assert h.server.get_parameter("wind.speed_mps").value == 0.0
+        np.testing.assert_allclose(velocities(h.call([[0.0, 0.0, -1.0]])), [[0.0, 0.0, 0.0]])
+        assert h.remote_set(Parameter("wind.speed_mps", value=8.0))[0].successful
+        env = build_environment(yaml.safe_load(h.latched_config().config_yaml))
+        # from_deg 0: a northerly, blowing toward the south (meteorological convention, docs/environment.md)
+        np.testing.assert_allclose(env.wind.velocity_enu(0.0, np.zeros((1, 3)))[0, :2], [0.0, -8.0], atol=1e-12)
+    finally:
+        h.close()
