@@ -180,6 +180,11 @@ def test_markers_are_arrows_along_the_current_on_the_configured_grid(ros_context
         np.testing.assert_allclose(tips - starts, np.tile(50.0 * np.array([0.3, -0.2, 0.0]), (50, 1)), atol=1e-9)
         assert sorted(set(starts[:, 2])) == [-20.0, 0.0]
         assert sorted(set(starts[:, 0])) == [-20.0, -10.0, 0.0, 10.0, 20.0]
+
+        assert h.remote_set(Parameter("markers.half_count", value=1))[0].successful  # smaller grid, no stale arrows
+        received.clear()
+        h.spin_until(lambda: received and len(received[-1].markers) == 1 + 3 * 3 * 2, what="the resized grid")
+        assert received[-1].markers[0].action == Marker.DELETEALL
     finally:
         h.close()
 
