@@ -408,7 +408,8 @@ class CurrentServer(Node):
         """Evaluate the current at the requested points; refuse bad requests with a message, never raise."""
         points = np.asarray(request.points_enu, dtype=float)
         max_points = self.get_parameter("max_query_points").value
-        t_s = request.time_s if request.time_s >= 0.0 else self._sim_time_s()
+        # negative: "now"; NaN and ±inf are kept so that they are refused below
+        t_s = self._sim_time_s() if math.isfinite(request.time_s) and request.time_s < 0.0 else request.time_s
         response.time_s = float(t_s)
         if points.size % 3:
             response.message = f"points_enu has {points.size} values, expected a multiple of 3 (x, y, z per point)"

@@ -96,6 +96,8 @@ def test_bad_queries_get_a_clear_refusal_and_the_server_keeps_answering(harness)
         ([0.0, float("nan"), 0.0], 0.0, "finite"),
         ([0.0, 0.0, float("-inf")], 0.0, "finite"),
         ([0.0, 0.0, 0.0], float("inf"), "finite"),
+        ([0.0, 0.0, 0.0], float("nan"), "finite"),
+        ([0.0, 0.0, 0.0], float("-inf"), "finite"),
     ]
     for points, time_s, expected in cases:
         reply = harness.call(points, time_s)
