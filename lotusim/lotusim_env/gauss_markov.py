@@ -124,6 +124,14 @@ class OrnsteinUhlenbeck:
         t = np.atleast_1d(np.asarray(t_s, dtype=float))
         if not np.all(np.isfinite(t)):
             raise ValueError("OrnsteinUhlenbeck.sample: times must be finite")
+        if t.size == 1:  # the per-step call of a node: same arithmetic as below, without the sorting
+            steps = abs(float(t[0])) / self.time_step_s
+            k0 = int(np.floor(steps))
+            block, offset = divmod(k0, BLOCK_STEPS)
+            with self._lock:
+                values = self._block(+1 if t[0] >= 0.0 else -1, block)
+            lo, hi = values[:, offset], values[:, offset + 1]
+            return (self.mean + (lo + (hi - lo) * (steps - k0)))[None, :]
         deviation = np.empty((t.size, self.mean.size))
         with self._lock:
             for direction, mask in ((+1, t >= 0.0), (-1, t < 0.0)):
