@@ -5,7 +5,7 @@ from glob import glob
 from setuptools import setup
 
 PACKAGE = "lotusim"
-MODULES = ["lotusim_core", "lotusim_physics", "lotusim_env", "lotusim_sensors"]
+MODULES = ["lotusim_core", "lotusim_physics", "lotusim_env", "lotusim_sensors", "lotusim_autonomy"]
 
 setup(
     name=PACKAGE,
@@ -38,6 +38,8 @@ setup(
             "dynamics = lotusim_physics.dynamics_node:main",
             "mas_server = lotusim_core.mas_server:main",
             "sensor_publisher = lotusim_sensors.sensor_publisher:main",
+            "waypoint_follower = lotusim_autonomy.waypoint_follower:main",
+            "depth_heading_autopilot = lotusim_autonomy.depth_heading_autopilot:main",
         ],
     },
 )
