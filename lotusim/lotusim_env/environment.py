@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from lotusim_core.geodesy import GeodeticOrigin
 
+from lotusim_core.geodesy import GeodeticOrigin
 from lotusim_env.bathymetry import FlatSeabed, GridSeabed, build_bathymetry
 from lotusim_env.config import (
     ConfigError,

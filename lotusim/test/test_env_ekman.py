@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from lotusim_env.ekman import drag_coefficient
 from lotusim_env.environment import build_environment
 from lotusim_env.wind import towards_enu

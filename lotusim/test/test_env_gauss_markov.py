@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from lotusim_env.config import derive_seed
 from lotusim_env.environment import build_environment
 from lotusim_env.gauss_markov import OrnsteinUhlenbeck

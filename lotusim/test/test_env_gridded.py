@@ -150,3 +150,27 @@ def test_incomplete_grid_and_missing_origin_are_named(tmp_path):
         build_environment({"current": {"model": "gridded", "file": "currents.csv"}}, base_dir=tmp_path)
     with pytest.raises(ConfigError, match=r"current\.file: file not found"):
         build_environment({"current": {"model": "gridded", "file": "nope.csv"}}, base_dir=tmp_path)
+
+
+def test_shipped_copernicus_window_loads_and_is_exact_at_its_nodes():
+    """lotusim/data/copernicus_brest (Generated using E.U. Copernicus Marine Service Information)."""
+    from lotusim_core.paths import package_share
+
+    path = package_share() / "data" / "copernicus_brest" / "2023-11-02_48hours" / "currents.csv"
+    raw = pd.read_csv(path)
+    origin = {"latitude_deg": 46.83, "longitude_deg": -6.125}
+    current = build_environment({"origin": origin, "current": {"model": "gridded", "file": str(path)}}).current.model
+    assert [current.axes[name].size for name in ("time", "depth", "y", "x")] == [9, 35, 5, 4]
+    rows = raw.sample(n=40, random_state=0)
+    # map points whose horizontal position (x, y, z = 0) is the node: over 20 km the tangent plane is 31 m above
+    # the ellipsoid, so lift the node to the plane's height first (two fixed-point steps reach 1e-9 deg)
+    origin_geo = GeodeticOrigin(46.83, -6.125)
+    geo = np.column_stack([rows.lat_deg, rows.lon_deg, np.zeros(len(rows))])
+    for _ in range(2):
+        enu = geodetic_to_enu(geo, origin_geo)
+        geo[:, 2] -= enu[:, 2]
+    t = (pd.to_datetime(rows.time_utc) - pd.Timestamp("2023-11-02")).dt.total_seconds().to_numpy()
+    for i in range(len(rows)):
+        point = np.array([[enu[i, 0], enu[i, 1], -rows.depth_m.iloc[i]]])
+        got = current.velocity_enu(t[i], point)[0, :2]
+        assert np.allclose(got, [rows.uo_mps.iloc[i], rows.vo_mps.iloc[i]], atol=1e-8)
