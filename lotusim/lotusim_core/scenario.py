@@ -1,0 +1,1029 @@
+"""Scenario files (config/scenarios/<name>.yaml): load and validate, then plan the simulation nodes.
+
+Three separate steps (the Stonefish split of scenario parser / ROS interface / simulation manager, STYLE.md):
+    load_scenario(path)  -> Scenario   every key checked at load time; errors name file, key and reason
+    Scenario.plan()      -> Plan       pure data: node parameters, spawn items, controllers (no ROS needed)
+    launch files / `lotusim run`       start the nodes of the plan and spawn its vessels through the MAS action
+Schema, units and defaults: docs/scenarios.md. Frames: positions in the world frame `map` (ENU, REP 103/105,
+origin at world.origin), yaw in ENU (0 = east, counter-clockwise), headings compass (0 = north, clockwise),
+depths positive down; geodetic positions WGS84 (lotusim_core.geodesy).
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from lotusim_core import frames
+from lotusim_core.catalogue import CatalogueError, apply_overrides, list_models, load_vehicle
+from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
+from lotusim_core.paths import config_dir
+from lotusim_env.ekman import RHO_WATER
+from lotusim_env.environment import build_environment
+from lotusim_sensors.suite import merge_sensors, parse_suite
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # a ROS name token: vessel names become namespaces
+TOPIC_RE = re.compile(r"^/?[A-Za-z{][A-Za-z0-9_{}]*(/[A-Za-z{][A-Za-z0-9_{}]*)*$")
+MODES = ("realtime", "scaled", "fast", "lockstep")  # lotusim_physics.dynamics_node.MODES
+INTEGRATORS = ("rk4", "euler")  # lotusim_physics.integrators.METHODS
+CONTROLLER_TYPES = ("waypoint_follower", "depth_heading_autopilot")
+CONTROLLER_DOMAIN = {"waypoint_follower": "surface", "depth_heading_autopilot": "underwater"}
+DEFAULT_RECORD_TOPICS = ("/lotusim/fleet_state", "/lotusim/stats")
+# The environment's site keys live under `world:` (one origin and one density for physics, sensors, currents).
+WORLD_ENV_KEYS = ("origin", "water_density_kgm3", "bathymetry")
+TOP_KEYS = (
+    "name",
+    "description",
+    "seed",
+    "duration_s",
+    "world",
+    "physics",
+    "environment",
+    "sensors",
+    "vessels",
+    "generators",
+    "controllers",
+    "recording",
+)
+
+
+class ScenarioError(ValueError):
+    """A scenario is malformed: the message names the file, the key (dotted path) and the reason."""
+
+    def __init__(self, where: str, key: str, reason: str) -> None:
+        self.where, self.key, self.reason = where, key, reason
+        super().__init__(f"{where}: {key}: {reason}")
+
+
+# ----------------------------------------------------------------------------------------------- the schema
+@dataclass(frozen=True)
+class World:
+    """Geodetic origin of `map`, sea-water density (kg/m^3) and the bathymetry section (environment schema)."""
+
+    origin: GeodeticOrigin
+    water_density_kgm3: float
+    bathymetry: dict
+
+
+@dataclass(frozen=True)
+class Physics:
+    """Dynamics worker settings (lotusim_physics.dynamics_node parameters); `workers` dynamics processes."""
+
+    step_s: float = 0.03
+    mode: str = "realtime"
+    real_time_factor: float = 1.0
+    workers: int = 1
+    integrator: str = "rk4"
+    substeps: int = 1
+    fleet_state_every: int = 1
+    odom_rate_hz: float = 10.0
+    stats_rate_hz: float = 1.0
+
+    @property
+    def fleet_state_rate_hz(self) -> float:
+        """Rate of /lotusim/fleet_state in sim time (Hz): the fastest any sensor can publish."""
+        return 1.0 / (self.step_s * self.fleet_state_every)
+
+
+@dataclass(frozen=True)
+class SensorSettings:
+    """Scenario-wide sensor settings: per-kind defaults merged into every vessel carrying that sensor, and the
+    sensor_publisher's site parameters (magnetic field, sound speed, acoustic beacons in `map` ENU m)."""
+
+    defaults: dict = field(default_factory=dict)
+    magnetic_declination_deg: float = 0.0
+    magnetic_inclination_deg: float = 60.0
+    magnetic_intensity_nt: float = 50000.0
+    sound_speed_mps: float = 1500.0
+    acoustic_beacons: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VesselPlan:
+    """One vessel to spawn. Exactly one of position_enu (m, `map`) + q_enu_flu (x, y, z, w) or geodetic
+    (latitude_deg, longitude_deg, depth_m, heading_deg) is set. twist_flu: initial body velocity (u, v, w, p, q,
+    r) in base_link FLU (m/s, rad/s). overrides: catalogue overrides; sensors: per-vessel sensor overrides."""
+
+    name: str
+    model: str
+    domain: str
+    position_enu: tuple[float, float, float] | None = None
+    q_enu_flu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+    geodetic: tuple[float, float, float, float] | None = None
+    twist_flu: tuple[float, ...] = (0.0,) * 6
+    overrides: dict = field(default_factory=dict)
+    sensors: dict = field(default_factory=dict)
+    worker: str = ""
+
+
+@dataclass(frozen=True)
+class ControllerPlan:
+    """An autonomy node to start for one vessel: its type (= executable), ROS parameters and initial setpoints.
+
+    setpoints: waypoint_follower -> {latitude_deg: [...], longitude_deg: [...], waypoints_enu: [[x, y], ...],
+    acceptance_radius_m, speed_mps, loop} (the fields of lotusim_interfaces/srv/SetWaypoints, plus the ENU
+    points); depth_heading_autopilot -> {depth_m, heading_deg[, speed_mps]} (depth positive down, compass
+    heading)."""
+
+    type: str
+    vessel: str
+    parameters: dict
+    setpoints: dict
+
+    @property
+    def executable(self) -> str:
+        return self.type
+
+    @property
+    def node_name(self) -> str:
+        return f"{self.type}_{self.vessel}"
+
+
+@dataclass(frozen=True)
+class RecordPlan:
+    """What to record (absolute topic names) and where (a rosbag2 / MCAP directory path)."""
+
+    topics: tuple[str, ...]
+    path: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything needed to start one simulation; pure data, no ROS.
+
+    node_parameters: node name -> ROS parameters ("current_server", "mas_server", "dynamics_0".. and
+    "sensor_publisher"). Dynamics node k owns worker "worker_k"; only dynamics_0 is the clock master."""
+
+    name: str
+    node_parameters: dict[str, dict]
+    vessels: tuple[VesselPlan, ...]
+    controllers: tuple[ControllerPlan, ...]
+    duration_s: float | None
+    record: RecordPlan | None
+    seed: int
+    environment: dict
+
+    @property
+    def dynamics_nodes(self) -> list[str]:
+        return sorted((n for n in self.node_parameters if n.startswith("dynamics_")), key=lambda n: int(n[9:]))
+
+    def spawn_items(self) -> list:
+        """The CREATE items for /lotusim/fleet_command (lotusim_interfaces/msg/FleetCommandItem), in order."""
+        return [spawn_item(v) for v in self.vessels]
+
+
+def spawn_item(vessel: VesselPlan):
+    """One FleetCommandItem (CREATE) for a planned vessel. Imports the ROS message types on first use only."""
+    from lotusim_interfaces.msg import FleetCommandItem, VesselDescription
+
+    desc = VesselDescription(name=vessel.name, model=vessel.model, worker=vessel.worker)
+    if vessel.geodetic is not None:
+        desc.pose_frame = VesselDescription.POSE_GEODETIC
+        desc.latitude_deg, desc.longitude_deg, desc.depth_m, desc.heading_deg = (float(v) for v in vessel.geodetic)
+    else:
+        desc.pose_frame = VesselDescription.POSE_ENU
+        p, o = desc.pose.position, desc.pose.orientation
+        p.x, p.y, p.z = (float(v) for v in vessel.position_enu)
+        o.x, o.y, o.z, o.w = (float(v) for v in vessel.q_enu_flu)
+    lin, ang = desc.twist.linear, desc.twist.angular
+    lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in vessel.twist_flu)
+    if vessel.overrides:
+        desc.overrides_yaml = yaml.safe_dump(vessel.overrides, default_flow_style=True, width=10_000).strip()
+    return FleetCommandItem(command=FleetCommandItem.CREATE, vessel=desc)
+
+
+# ------------------------------------------------------------------------------------------------ public API
+def scenarios_dir() -> Path:
+    """Directory of the shipped scenarios (config/scenarios)."""
+    return config_dir() / "scenarios"
+
+
+def list_scenarios() -> list[str]:
+    """Names of the shipped scenarios (file stems in config/scenarios), sorted."""
+    return sorted(p.stem for p in scenarios_dir().glob("*.yaml"))
+
+
+def resolve_scenario(name_or_path: str | Path) -> Path:
+    """A scenario name (config/scenarios/<name>.yaml) or a path to a YAML file -> the file's path."""
+    candidate = Path(name_or_path).expanduser()
+    if candidate.suffix in (".yaml", ".yml") or candidate.parent != Path("."):
+        if not candidate.is_file():
+            raise ScenarioError(str(candidate), "<file>", "scenario file not found")
+        return candidate.resolve()
+    path = scenarios_dir() / f"{name_or_path}.yaml"
+    if not path.is_file():
+        known = ", ".join(list_scenarios()) or "none"
+        raise ScenarioError(str(scenarios_dir()), str(name_or_path), f"unknown scenario (shipped: {known})")
+    return path
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    """Read and validate a scenario: a shipped name or a path. Raises ScenarioError (file, key, reason)."""
+    path = resolve_scenario(name_or_path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ScenarioError(str(path), "<file>", f"not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise ScenarioError(str(path), "<file>", f"cannot be read: {exc.strerror or exc}") from None
+    return Scenario(data, path)
+
+
+def parse_override_value(text: str) -> Any:
+    """A command-line value (`--set key=VALUE`) as a YAML scalar or flow collection: 10 -> 10, fast -> 'fast',
+    [1, 2] -> [1, 2]."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def launch_overrides(
+    real_time_factor: float | None = None,
+    workers: int | None = None,
+    mode: str | None = None,
+    sets: list[str] | tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The overrides of the launch arguments / CLI options, for Scenario.with_overrides.
+
+    A real-time factor other than 1 without a mode selects mode "scaled" (mode "realtime" runs at RTF 1).
+    `sets` are "dotted.key=value" strings (values parsed by parse_override_value)."""
+    out: dict[str, Any] = {}
+    for item in sets:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {item!r}: expected dotted.key=value, e.g. physics.real_time_factor=10")
+        out[key.strip()] = parse_override_value(value)
+    if real_time_factor is not None:
+        out["physics.real_time_factor"] = float(real_time_factor)
+        if mode is None and float(real_time_factor) != 1.0:
+            out["physics.mode"] = "scaled"
+    if workers is not None:
+        out["physics.workers"] = int(workers)
+    if mode is not None:
+        out["physics.mode"] = mode
+    return out
+
+
+class Scenario:
+    """A validated scenario. Attributes: name, description, path, seed, duration_s, world, physics, environment
+    (the full mapping given to build_environment), sensors, vessels, controllers, recording."""
+
+    def __init__(self, data: Any, path: str | Path, overrides: Mapping[str, Any] | None = None) -> None:
+        self.path = Path(path)
+        self.raw = copy.deepcopy(data)
+        self.overrides = dict(overrides or {})
+        where = str(self.path)
+        if self.overrides:
+            where += " (with overrides " + ", ".join(f"{k}={v!r}" for k, v in self.overrides.items()) + ")"
+        _Validator(where, self.path.parent).fill(self, data)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
+        """A new Scenario with dotted-path values replaced ("physics.mode": "fast", "vessels.auv_1.model": ...,
+        "vessels.0.pose.position": [...]) and validated again. String values are parsed as YAML scalars."""
+        data = copy.deepcopy(self.raw)
+        where = str(self.path)
+        for dotted, value in overrides.items():
+            if isinstance(value, str):
+                value = parse_override_value(value)
+            data = _set_dotted(data, str(dotted), value, where)
+        return Scenario(data, self.path, {**self.overrides, **overrides})
+
+    def plan(self) -> Plan:
+        """Node parameters, spawn list, controllers: the pure-data description of this simulation."""
+        return Plan(
+            name=self.name,
+            node_parameters=self._node_parameters(),
+            vessels=tuple(self.vessels),
+            controllers=tuple(self.controllers),
+            duration_s=self.duration_s,
+            record=self.recording,
+            seed=self.seed,
+            environment=copy.deepcopy(self.environment),
+        )
+
+    def _node_parameters(self) -> dict[str, dict]:
+        w, p, s = self.world, self.physics, self.sensors
+        origin = {"origin_latitude_deg": w.origin.latitude_deg, "origin_longitude_deg": w.origin.longitude_deg}
+        params: dict[str, dict] = {
+            "current_server": {"use_sim_time": True, "environment_yaml": _dump(self.environment)},
+            "mas_server": {
+                "use_sim_time": True,
+                **origin,
+                "batch_size": 250,
+                "max_vessels": max(10_000, len(self.vessels)),
+            },
+        }
+        for k in range(p.workers):
+            params[f"dynamics_{k}"] = {
+                "worker": f"worker_{k}",
+                "clock_master": k == 0,
+                "step_s": p.step_s,
+                "mode": p.mode,
+                "real_time_factor": p.real_time_factor,
+                "fleet_state_every": p.fleet_state_every,
+                "odom_rate_hz": p.odom_rate_hz,
+                "stats_rate_hz": p.stats_rate_hz,
+                "integrator": p.integrator,
+                "substeps": p.substeps,
+                "water_density_kgm3": w.water_density_kgm3,
+            }
+        vessels_cfg = {
+            v.name: {"model": v.model, **({"sensors": v.sensors} if v.sensors else {})} for v in self.vessels
+        }
+        params["sensor_publisher"] = {
+            "use_sim_time": True,
+            "seed": self.seed,
+            **origin,
+            "origin_altitude_m": w.origin.altitude_m,
+            "vessels_yaml": _dump(vessels_cfg) if vessels_cfg else "",
+            "magnetic_declination_deg": s.magnetic_declination_deg,
+            "magnetic_inclination_deg": s.magnetic_inclination_deg,
+            "magnetic_intensity_nt": s.magnetic_intensity_nt,
+            "sound_speed_mps": s.sound_speed_mps,
+            "acoustic_beacons_yaml": _dump(s.acoustic_beacons) if s.acoustic_beacons else "",
+        }
+        return params
+
+    def vessel(self, name: str) -> VesselPlan:
+        for v in self.vessels:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.name!r}, {len(self.vessels)} vessels, {len(self.controllers)} controllers)"
+
+
+def _dump(data: Any) -> str:
+    return yaml.safe_dump(_plain(data), default_flow_style=None, sort_keys=False, width=10_000)
+
+
+def _plain(value: Any) -> Any:
+    """Numpy scalars/arrays and tuples -> plain Python (for YAML and ROS parameters)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _set_dotted(data: Any, dotted: str, value: Any, where: str) -> Any:
+    """Set `dotted` (keys; list indices or, in vessels/generators/controllers, names) in a copy of data."""
+    parts = dotted.split(".")
+    if not all(parts):
+        raise ScenarioError(where, dotted, "override key: expected a dotted path like physics.mode")
+    root = data if isinstance(data, dict) else {}
+    node: Any = root
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        here = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            index = _list_index(node, part)
+            if index is None:
+                raise ScenarioError(where, here, f"override: no list entry {part!r} (an index or a name)")
+            if last:
+                node[index] = value
+            else:
+                node = node[index]
+            continue
+        if not isinstance(node, dict):
+            raise ScenarioError(where, here, f"override: {'.'.join(parts[:i])} is not a mapping")
+        if last:
+            node[part] = value
+        else:
+            node = node.setdefault(part, {})
+    return root
+
+
+def _list_index(items: list, part: str) -> int | None:
+    if part.lstrip("-").isdigit():
+        index = int(part)
+        return index if -len(items) <= index < len(items) else None
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and (item.get("name") == part or item.get("prefix") == part):
+            return i
+    return None
+
+
+# --------------------------------------------------------------------------------------------- the validator
+class _Validator:
+    """Reads the raw mapping section by section; every error is a ScenarioError(file, key, reason)."""
+
+    def __init__(self, where: str, base_dir: Path) -> None:
+        self.where = where
+        self.base_dir = base_dir
+        self._models = set(list_models())
+        self._specs: dict[str, Any] = {}
+
+    def fail(self, key: str, reason: str) -> ScenarioError:
+        return ScenarioError(self.where, key, reason)
+
+    # --- typed getters ----------------------------------------------------------------------------------------
+    def mapping(self, raw: Any, key: str, allowed: tuple[str, ...] | None = None) -> dict:
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.fail(key, f"expected a mapping, found {type(raw).__name__} {raw!r}")
+        if allowed is not None:
+            unknown = sorted(str(k) for k in raw if k not in allowed)
+            if unknown:
+                where = f"{key}.{unknown[0]}" if key else unknown[0]
+                raise self.fail(where, f"unknown key (known keys: {', '.join(allowed)})")
+        return raw
+
+    def number(
+        self,
+        raw: Mapping,
+        name: str,
+        key: str,
+        default: float | None = None,
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        strict_low: bool = False,
+    ) -> float:
+        path = f"{key}.{name}" if key else name
+        value = raw.get(name)
+        if value is None:
+            if default is None:
+                raise self.fail(path, "missing (expected a number)")
+            return float(default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(path, f"expected a finite number, found {value!r}")
+        value = float(value)
+        if low is not None and (value < low or (strict_low and value == low)):
+            raise self.fail(path, f"expected a number {'>' if strict_low else '>='} {low:g}, found {value:g}")
+        if high is not None and value > high:
+            raise self.fail(path, f"expected a number <= {high:g}, found {value:g}")
+        return value
+
+    def integer(self, raw: Mapping, name: str, key: str, default: int | None, low: int = 0) -> int:
+        path = f"{key}.{name}" if key else name
+        value = raw.get(name)
+        if value is None:
+            if default is None:
+                raise self.fail(path, "missing (expected an integer)")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise self.fail(path, f"expected an integer >= {low}, found {value!r}")
+        return value
+
+    def text(self, raw: Mapping, name: str, key: str, default: str | None = None) -> str:
+        path = f"{key}.{name}" if key else name
+        value = raw.get(name, default)
+        if value is None:
+            raise self.fail(path, "missing (expected a string)")
+        if not isinstance(value, str) or not value:
+            raise self.fail(path, f"expected a non-empty string, found {value!r}")
+        return value
+
+    def choice(self, raw: Mapping, name: str, key: str, allowed: tuple[str, ...], default: str) -> str:
+        value = raw.get(name, default)
+        if value not in allowed:
+            raise self.fail(f"{key}.{name}", f"expected one of {', '.join(allowed)}, found {value!r}")
+        return value
+
+    def boolean(self, raw: Mapping, name: str, key: str, default: bool) -> bool:
+        value = raw.get(name, default)
+        if not isinstance(value, bool):
+            raise self.fail(f"{key}.{name}", f"expected true or false, found {value!r}")
+        return value
+
+    def vector(self, raw: Any, key: str, size: int) -> tuple[float, ...]:
+        if (
+            not isinstance(raw, (list, tuple))
+            or len(raw) != size
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in raw)
+        ):
+            raise self.fail(key, f"expected a list of {size} finite numbers, found {raw!r}")
+        return tuple(float(v) for v in raw)
+
+    def name(self, raw: Mapping, name: str, key: str, default: str | None = None) -> str:
+        value = self.text(raw, name, key, default)
+        if not NAME_RE.match(value):
+            raise self.fail(f"{key}.{name}", f"{value!r} is not a valid ROS name token ([A-Za-z][A-Za-z0-9_]*)")
+        return value
+
+    # --- sections ---------------------------------------------------------------------------------------------
+    def fill(self, sc: Scenario, data: Any) -> None:
+        data = self.mapping(data, "<top level>", TOP_KEYS)
+        if not data:
+            raise self.fail("<top level>", "empty scenario (expected at least `vessels:` or `generators:`)")
+        sc.name = self.name(data, "name", "", sc.path.stem)
+        sc.description = str(data.get("description", ""))
+        sc.seed = self.integer(data, "seed", "", 0)
+        sc.duration_s = (
+            None if data.get("duration_s") is None else self.number(data, "duration_s", "", low=0.0, strict_low=True)
+        )
+        sc.world = self.world(data.get("world"))
+        sc.physics = self.physics(data.get("physics"))
+        sc.environment, env = self.environment(data.get("environment"), sc.world, sc.seed)
+        sc.sensors = self.sensor_settings(data.get("sensors"))
+        vessels = self.vessels(data.get("vessels"), sc)
+        vessels += self.generators(data.get("generators"), sc, len(vessels))
+        if not vessels:
+            raise self.fail("vessels", "no vessel (give `vessels:` and/or `generators:`)")
+        self.unique_names(vessels)
+        self.check_depths(vessels, sc.world, env)
+        sc.vessels = vessels
+        sc.controllers = self.controllers(data.get("controllers"), vessels, sc.world, env)
+        sc.recording = self.recording(data.get("recording"), sc)
+
+    def world(self, raw: Any) -> World:
+        key = "world"
+        raw = self.mapping(raw, key, WORLD_ENV_KEYS)
+        o = self.mapping(raw.get("origin"), f"{key}.origin", ("latitude_deg", "longitude_deg", "altitude_m"))
+        origin = GeodeticOrigin(
+            self.number(o, "latitude_deg", f"{key}.origin", 0.0, low=-90.0, high=90.0),
+            self.number(o, "longitude_deg", f"{key}.origin", 0.0, low=-180.0, high=360.0),
+            self.number(o, "altitude_m", f"{key}.origin", 0.0),
+        )
+        rho = self.number(raw, "water_density_kgm3", key, RHO_WATER, low=900.0, high=1100.0)
+        bathymetry = copy.deepcopy(self.mapping(raw.get("bathymetry"), f"{key}.bathymetry"))
+        return World(origin, rho, self.absolute_files(bathymetry))
+
+    def physics(self, raw: Any) -> Physics:
+        key = "physics"
+        raw = self.mapping(raw, key, tuple(Physics.__dataclass_fields__))
+        d = Physics()
+        p = Physics(
+            step_s=self.number(raw, "step_s", key, d.step_s, low=0.0, high=1.0, strict_low=True),
+            mode=self.choice(raw, "mode", key, MODES, d.mode),
+            real_time_factor=self.number(raw, "real_time_factor", key, d.real_time_factor, low=0.0, strict_low=True),
+            workers=self.integer(raw, "workers", key, d.workers, low=1),
+            integrator=self.choice(raw, "integrator", key, INTEGRATORS, d.integrator),
+            substeps=self.integer(raw, "substeps", key, d.substeps, low=1),
+            fleet_state_every=self.integer(raw, "fleet_state_every", key, d.fleet_state_every, low=1),
+            odom_rate_hz=self.number(raw, "odom_rate_hz", key, d.odom_rate_hz, low=0.0, strict_low=True),
+            stats_rate_hz=self.number(raw, "stats_rate_hz", key, d.stats_rate_hz, low=0.0, strict_low=True),
+        )
+        if p.mode == "realtime" and p.real_time_factor != 1.0:
+            raise self.fail(
+                f"{key}.real_time_factor",
+                f"mode realtime runs at a real-time factor of 1, found {p.real_time_factor:g} (use mode: scaled)",
+            )
+        if p.odom_rate_hz > 1.0 / p.step_s * (1 + 1e-9):
+            raise self.fail(
+                f"{key}.odom_rate_hz",
+                f"{p.odom_rate_hz:g} Hz is faster than the physics step ({1.0 / p.step_s:g} Hz at step_s {p.step_s:g})",
+            )
+        return p
+
+    def environment(self, raw: Any, world: World, seed: int) -> tuple[dict, Any]:
+        """The full environment mapping (world's site keys + the scenario seed + this section), built once."""
+        key = "environment"
+        raw = copy.deepcopy(self.mapping(raw, key))
+        for moved in (*WORLD_ENV_KEYS, "seed"):
+            if moved in raw:
+                home = "seed (top level)" if moved == "seed" else f"world.{moved}"
+                raise self.fail(f"{key}.{moved}", f"give it as {home}: one value for physics, sensors and currents")
+        config = {
+            "seed": seed,
+            "origin": {
+                "latitude_deg": world.origin.latitude_deg,
+                "longitude_deg": world.origin.longitude_deg,
+                "altitude_m": world.origin.altitude_m,
+            },
+            "water_density_kgm3": world.water_density_kgm3,
+            **({"bathymetry": world.bathymetry} if world.bathymetry else {}),
+            **self.absolute_files(raw),
+        }
+        try:
+            env = build_environment(config, base_dir=self.base_dir)
+        except (ValueError, OSError) as exc:
+            text = str(exc)
+            sub, sep, reason = text.partition(": ")
+            if not sep or " " in sub:
+                sub, reason = "", text
+            top = sub.split(".")[0].split("[")[0]
+            prefix = "world." if top in WORLD_ENV_KEYS else ("" if top == "seed" else "environment.")
+            raise self.fail(f"{prefix}{sub}" if sub else key, reason) from None
+        return config, env
+
+    def absolute_files(self, config: Any) -> Any:
+        """Every `file:` path of an environment section, made absolute against the scenario's directory (the
+        nodes that read it may run elsewhere)."""
+        if isinstance(config, dict):
+            for k, v in config.items():
+                if k == "file" and isinstance(v, str) and v and not Path(v).expanduser().is_absolute():
+                    config[k] = str((self.base_dir / Path(v).expanduser()).resolve())
+                else:
+                    self.absolute_files(v)
+        elif isinstance(config, list):
+            for v in config:
+                self.absolute_files(v)
+        return config
+
+    def sensor_settings(self, raw: Any) -> SensorSettings:
+        key = "sensors"
+        raw = self.mapping(raw, key, tuple(SensorSettings.__dataclass_fields__))
+        d = SensorSettings()
+        defaults = self.mapping(raw.get("defaults"), f"{key}.defaults")
+        try:
+            parse_suite(defaults, f"{key}.defaults")  # every kind and parameter must exist
+        except ValueError as exc:
+            raise self._suite_error(exc, f"{key}.defaults") from None
+        beacons = {}
+        for name, xyz in self.mapping(raw.get("acoustic_beacons"), f"{key}.acoustic_beacons").items():
+            beacons[str(name)] = list(self.vector(xyz, f"{key}.acoustic_beacons.{name}", 3))
+        return SensorSettings(
+            defaults=copy.deepcopy(defaults),
+            magnetic_declination_deg=self.number(
+                raw, "magnetic_declination_deg", key, d.magnetic_declination_deg, low=-180.0, high=180.0
+            ),
+            magnetic_inclination_deg=self.number(
+                raw, "magnetic_inclination_deg", key, d.magnetic_inclination_deg, low=-90.0, high=90.0
+            ),
+            magnetic_intensity_nt=self.number(raw, "magnetic_intensity_nt", key, d.magnetic_intensity_nt, low=0.0),
+            sound_speed_mps=self.number(raw, "sound_speed_mps", key, d.sound_speed_mps, low=0.0, strict_low=True),
+            acoustic_beacons=beacons,
+        )
+
+    def _suite_error(self, exc: Exception, prefix: str) -> ScenarioError:
+        text = str(exc)
+        sub, sep, reason = text.partition(": ")
+        return self.fail(sub if sep and sub.startswith(prefix) else prefix, reason if sep else text)
+
+    # --- vessels ----------------------------------------------------------------------------------------------
+    def spec(self, model: str, key: str):
+        if model not in self._models:
+            raise self.fail(key, f"unknown model {model!r} (catalogue: {', '.join(sorted(self._models))})")
+        if model not in self._specs:
+            try:
+                self._specs[model] = load_vehicle(model)
+            except CatalogueError as exc:
+                raise self.fail(key, f"catalogue entry {model!r} is invalid: {exc}") from None
+        return self._specs[model]
+
+    def vessels(self, raw: Any, sc: Scenario) -> list[VesselPlan]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise self.fail("vessels", f"expected a list of vessels, found {type(raw).__name__}")
+        allowed = ("name", "model", "pose", "twist", "overrides", "sensors", "worker")
+        out = []
+        for i, item in enumerate(raw):
+            label = item.get("name") if isinstance(item, dict) and isinstance(item.get("name"), str) else i
+            key = f"vessels[{label}]"
+            item = self.mapping(item, key, allowed)
+            name = self.name(item, "name", key)
+            model = self.text(item, "model", key)
+            spec = self.spec(model, f"{key}.model")
+            overrides = self.overrides(item.get("overrides"), spec, f"{key}.overrides")
+            domain = self._domain(spec, overrides, f"{key}.overrides")
+            sensors = self.vessel_sensors(item.get("sensors"), spec, sc, f"{key}.sensors")
+            pose = self.pose(item.get("pose"), f"{key}.pose")
+            out.append(
+                VesselPlan(
+                    name=name,
+                    model=model,
+                    domain=domain,
+                    twist_flu=self.twist(item.get("twist"), f"{key}.twist"),
+                    overrides=overrides,
+                    sensors=sensors,
+                    worker=self.worker(item, key, sc.physics),
+                    **pose,
+                )
+            )
+        return out
+
+    def _domain(self, spec, overrides: dict, key: str) -> str:
+        if not overrides:
+            return spec.domain
+        try:
+            return apply_overrides(spec, overrides).domain
+        except CatalogueError as exc:
+            raise self.fail(f"{key}.{exc.key}" if exc.key != "<overrides>" else key, exc.reason) from None
+
+    def overrides(self, raw: Any, spec, key: str) -> dict:
+        """Catalogue overrides (catalogue.apply_overrides), checked now; sensors go under `sensors:`."""
+        raw = self.mapping(raw, key)
+        if "sensors" in raw:
+            raise self.fail(f"{key}.sensors", "sensor overrides go in the vessel's own `sensors:` mapping")
+        if raw:
+            self._domain(spec, raw, key)
+        return copy.deepcopy(raw)
+
+    def vessel_sensors(self, raw: Any, spec, sc: Scenario, key: str) -> dict:
+        """Per-vessel sensor overrides, merged with the scenario defaults; the resulting suite is validated and
+        every rate checked against the fleet-state rate (a sensor cannot publish faster)."""
+        own = self.mapping(raw, key)
+        defaults = {k: v for k, v in sc.sensors.defaults.items() if k in (spec.sensors or {})}
+        combined = merge_sensors(defaults, own) if defaults else copy.deepcopy(own)
+        try:
+            suite = parse_suite(merge_sensors(spec.sensors, combined), key)
+        except ValueError as exc:
+            raise self._suite_error(exc, key) from None
+        limit = sc.physics.fleet_state_rate_hz
+        for kind, params in suite.items():
+            rate = params.get("rate_hz", params.get("max_rate_hz"))
+            if rate is not None and rate > limit * (1 + 1e-9):
+                raise self.fail(
+                    f"{key}.{kind}",
+                    f"rate {rate:g} Hz is faster than /lotusim/fleet_state ({limit:g} Hz = 1 / (physics.step_s x "
+                    "physics.fleet_state_every)); lower the rate or the step",
+                )
+        return combined
+
+    def pose(self, raw: Any, key: str) -> dict:
+        """ENU {position, yaw_deg | orientation} or geodetic {latitude_deg, longitude_deg, depth_m, heading_deg}."""
+        raw = self.mapping(raw, key)
+        geodetic_keys = ("latitude_deg", "longitude_deg", "depth_m", "heading_deg")
+        enu_keys = ("position", "yaw_deg", "orientation")
+        if any(k in raw for k in geodetic_keys):
+            self.mapping(raw, key, geodetic_keys)
+            lat = self.number(raw, "latitude_deg", key, low=-90.0, high=90.0)
+            lon = self.number(raw, "longitude_deg", key, low=-180.0, high=360.0)
+            depth = self.number(raw, "depth_m", key, 0.0)
+            heading = self.number(raw, "heading_deg", key, 0.0, low=-360.0, high=360.0)
+            return {"geodetic": (lat, lon, depth, heading)}
+        self.mapping(raw, key, enu_keys)
+        position = self.vector(raw.get("position", [0.0, 0.0, 0.0]), f"{key}.position", 3)
+        if "orientation" in raw:
+            if "yaw_deg" in raw:
+                raise self.fail(f"{key}.yaw_deg", "give yaw_deg or orientation [x, y, z, w], not both")
+            q = np.array(self.vector(raw["orientation"], f"{key}.orientation", 4))
+            norm = float(np.linalg.norm(q))
+            if abs(norm - 1.0) > 1e-3:
+                raise self.fail(f"{key}.orientation", f"expected a unit quaternion [x, y, z, w], norm is {norm:g}")
+            q_xyzw = q / norm
+        else:
+            yaw = math.radians(self.number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
+            q_xyzw = frames.wxyz_to_xyzw(frames.quat_from_euler_zyx(0.0, 0.0, yaw))  # about z up of `map`
+        return {"position_enu": position, "q_enu_flu": tuple(float(v) for v in q_xyzw)}
+
+    def twist(self, raw: Any, key: str) -> tuple[float, ...]:
+        raw = self.mapping(raw, key, ("linear", "angular"))
+        lin = self.vector(raw.get("linear", [0.0, 0.0, 0.0]), f"{key}.linear", 3)
+        ang = self.vector(raw.get("angular", [0.0, 0.0, 0.0]), f"{key}.angular", 3)
+        return lin + ang
+
+    def worker(self, raw: Mapping, key: str, physics: Physics) -> str:
+        if raw.get("worker") in (None, ""):
+            return ""
+        value = self.text(raw, "worker", key)
+        allowed = [f"worker_{k}" for k in range(physics.workers)]
+        if value not in allowed:
+            raise self.fail(
+                f"{key}.worker",
+                f"expected one of {', '.join(allowed)} (physics.workers = {physics.workers}), found {value!r}",
+            )
+        return value
+
+    def generators(self, raw: Any, sc: Scenario, offset: int) -> list[VesselPlan]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise self.fail("generators", f"expected a list, found {type(raw).__name__}")
+        out: list[VesselPlan] = []
+        for i, item in enumerate(raw):
+            item = self.mapping(item, f"generators[{i}]", ("fleet_grid",))
+            if len(item) != 1:
+                raise self.fail(f"generators[{i}]", "expected one generator, e.g. {fleet_grid: {...}}")
+            out += self.fleet_grid(item["fleet_grid"], f"generators[{i}].fleet_grid", sc)
+        return out
+
+    def fleet_grid(self, raw: Any, key: str, sc: Scenario) -> list[VesselPlan]:
+        """`count` vessels named <prefix>_0000.. on a grid of `columns` (default ceil(sqrt(count))) columns
+        towards east and rows towards north, `spacing_m` apart, from `origin` (ENU position or lat/lon/depth)."""
+        allowed = (
+            "model",
+            "count",
+            "spacing_m",
+            "origin",
+            "columns",
+            "prefix",
+            "yaw_deg",
+            "heading_deg",
+            "overrides",
+            "sensors",
+            "worker",
+        )
+        raw = self.mapping(raw, key, allowed)
+        model = self.text(raw, "model", key)
+        spec = self.spec(model, f"{key}.model")
+        count = self.integer(raw, "count", key, None, low=1)
+        spacing = self.number(raw, "spacing_m", key, 10.0, low=0.0, strict_low=True)
+        columns = self.integer(raw, "columns", key, math.ceil(math.sqrt(count)), low=1)
+        prefix = self.name(raw, "prefix", key, model)
+        overrides = self.overrides(raw.get("overrides"), spec, f"{key}.overrides")
+        domain = self._domain(spec, overrides, f"{key}.overrides")
+        sensors = self.vessel_sensors(raw.get("sensors"), spec, sc, f"{key}.sensors")
+        worker = self.worker(raw, key, sc.physics)
+        origin = self.mapping(
+            raw.get("origin"), f"{key}.origin", ("position", "latitude_deg", "longitude_deg", "depth_m")
+        )
+        if "position" in origin:
+            if len(origin) > 1:
+                raise self.fail(f"{key}.origin", "give position [x, y, z] or latitude_deg/longitude_deg/depth_m")
+            start = np.array(self.vector(origin["position"], f"{key}.origin.position", 3))
+        elif origin:
+            lat = self.number(origin, "latitude_deg", f"{key}.origin", low=-90.0, high=90.0)
+            lon = self.number(origin, "longitude_deg", f"{key}.origin", low=-180.0, high=360.0)
+            depth = self.number(origin, "depth_m", f"{key}.origin", 0.0)
+            start = geodetic_to_enu(np.array([[lat, lon, 0.0]]), sc.world.origin)[0]
+            start[2] = -depth  # depth below the local sea surface, as the MAS server does
+        else:
+            start = np.zeros(3)
+        if "yaw_deg" in raw and "heading_deg" in raw:
+            raise self.fail(f"{key}.heading_deg", "give yaw_deg (ENU) or heading_deg (compass), not both")
+        if "heading_deg" in raw:
+            yaw = float(
+                frames.yaw_ned_to_enu(math.radians(self.number(raw, "heading_deg", key, low=-360.0, high=360.0)))
+            )
+        else:
+            yaw = math.radians(self.number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
+        q = tuple(float(v) for v in frames.wxyz_to_xyzw(frames.quat_from_euler_zyx(0.0, 0.0, yaw)))
+        k = np.arange(count)
+        xyz = start + np.column_stack([(k % columns) * spacing, (k // columns) * spacing, np.zeros(count)])
+        width = max(4, len(str(count - 1)))
+        return [
+            VesselPlan(
+                name=f"{prefix}_{j:0{width}d}",
+                model=model,
+                domain=domain,
+                position_enu=tuple(float(v) for v in xyz[j]),
+                q_enu_flu=q,
+                overrides=overrides,
+                sensors=sensors,
+                worker=worker,
+            )
+            for j in range(count)
+        ]
+
+    def unique_names(self, vessels: list[VesselPlan]) -> None:
+        seen: set[str] = set()
+        for v in vessels:
+            if v.name in seen:
+                raise self.fail(f"vessels[{v.name}].name", f"duplicate vessel name {v.name!r} (names are namespaces)")
+            seen.add(v.name)
+
+    def check_depths(self, vessels: list[VesselPlan], world: World, env) -> None:
+        """Every vessel starts in the water column: underwater vessels at or below the surface and above the sea
+        floor of the environment's bathymetry (vectorised over the fleet)."""
+        xyz = enu_positions(vessels, world.origin)
+        depth = -xyz[:, 2]
+        seabed = np.asarray(env.bathymetry.seabed_depth_m(xyz[:, 0], xyz[:, 1]), dtype=float)
+        underwater = np.array([v.domain == "underwater" for v in vessels])
+        for i in np.flatnonzero(depth >= seabed):
+            raise self.fail(
+                f"vessels[{vessels[i].name}].pose",
+                f"starts {depth[i]:g} m deep, at or below the sea floor ({seabed[i]:g} m at x {xyz[i, 0]:.1f}, "
+                f"y {xyz[i, 1]:.1f} m)",
+            )
+        for i in np.flatnonzero(underwater & (depth < -1e-9)):
+            raise self.fail(
+                f"vessels[{vessels[i].name}].pose",
+                f"underwater vessel starts {-depth[i]:g} m above the sea surface (expected depth >= 0, z <= 0)",
+            )
+
+    # --- controllers and recording ----------------------------------------------------------------------------
+    def controllers(self, raw: Any, vessels: list[VesselPlan], world: World, env) -> list[ControllerPlan]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise self.fail("controllers", f"expected a list, found {type(raw).__name__}")
+        by_name = {v.name: v for v in vessels}
+        out: list[ControllerPlan] = []
+        taken: set[tuple[str, str]] = set()
+        for i, item in enumerate(raw):
+            key = f"controllers[{i}]"
+            item = self.mapping(item, key, ("type", "vessel", "parameters", "setpoints"))
+            kind = self.choice(item, "type", key, CONTROLLER_TYPES, item.get("type", ""))
+            pattern = self.text(item, "vessel", key)
+            names = (
+                [n for n in by_name if fnmatch.fnmatchcase(n, pattern)]
+                if any(c in pattern for c in "*?[")
+                else ([pattern] if pattern in by_name else [])
+            )
+            if not names:
+                raise self.fail(f"{key}.vessel", f"no vessel named or matching {pattern!r}")
+            parameters = self.ros_parameters(item.get("parameters"), f"{key}.parameters")
+            for name in names:
+                vessel = by_name[name]
+                if vessel.domain != CONTROLLER_DOMAIN[kind]:
+                    raise self.fail(
+                        f"{key}.vessel",
+                        f"{kind} drives {CONTROLLER_DOMAIN[kind]} vessels; {name} "
+                        f"({vessel.model}) is a {vessel.domain} vessel",
+                    )
+                if (kind, name) in taken:
+                    raise self.fail(f"{key}.vessel", f"{name} already has a {kind}")
+                taken.add((kind, name))
+                setpoints = self.setpoints(kind, item.get("setpoints"), vessel, world, env, f"{key}.setpoints")
+                out.append(ControllerPlan(kind, name, {"vessel": name, "use_sim_time": True, **parameters}, setpoints))
+        return out
+
+    def ros_parameters(self, raw: Any, key: str) -> dict:
+        """ROS parameter values: bool, int, float, str, or a non-empty list of one of these."""
+        raw = self.mapping(raw, key)
+        for name, value in raw.items():
+            scalar = (bool, int, float, str)
+            ok = isinstance(value, scalar) or (
+                isinstance(value, list)
+                and value
+                and len({type(v) for v in value}) == 1
+                and isinstance(value[0], scalar)
+            )
+            if not ok or (isinstance(value, float) and not math.isfinite(value)):
+                raise self.fail(
+                    f"{key}.{name}",
+                    f"expected a ROS parameter value (bool, int, float, string or a "
+                    f"list of one of these), found {value!r}",
+                )
+        return copy.deepcopy(raw)
+
+    def setpoints(self, kind: str, raw: Any, vessel: VesselPlan, world: World, env, key: str) -> dict:
+        if kind == "waypoint_follower":
+            raw = self.mapping(raw, key, ("waypoints", "acceptance_radius_m", "speed_mps", "loop"))
+            points = raw.get("waypoints") or []
+            if not isinstance(points, list):
+                raise self.fail(f"{key}.waypoints", f"expected a list of waypoints, found {points!r}")
+            lat_lon, enu_xy = [], []
+            for j, wp in enumerate(points):
+                wkey = f"{key}.waypoints[{j}]"
+                if isinstance(wp, dict):
+                    wp = self.mapping(wp, wkey, ("latitude_deg", "longitude_deg"))
+                    lat = self.number(wp, "latitude_deg", wkey, low=-90.0, high=90.0)
+                    lon = self.number(wp, "longitude_deg", wkey, low=-180.0, high=360.0)
+                    lat_lon.append((lat, lon))
+                    enu_xy.append(tuple(geodetic_to_enu(np.array([[lat, lon, 0.0]]), world.origin)[0, :2]))
+                else:
+                    x, y = self.vector(wp, wkey, 2)
+                    lat_lon.append(tuple(enu_to_geodetic(np.array([[x, y, 0.0]]), world.origin)[0, :2]))
+                    enu_xy.append((x, y))
+            return {
+                "latitude_deg": [float(a) for a, _ in lat_lon],
+                "longitude_deg": [float(b) for _, b in lat_lon],
+                "waypoints_enu": [[float(x), float(y)] for x, y in enu_xy],
+                "acceptance_radius_m": self.number(raw, "acceptance_radius_m", key, 0.0, low=0.0),
+                "speed_mps": self.number(raw, "speed_mps", key, 0.0, low=0.0),
+                "loop": self.boolean(raw, "loop", key, False),
+            }
+        raw = self.mapping(raw, key, ("depth_m", "heading_deg", "speed_mps"))
+        out = {
+            "depth_m": self.number(raw, "depth_m", key, low=0.0),
+            "heading_deg": self.number(raw, "heading_deg", key, low=-360.0, high=360.0),
+        }
+        if "speed_mps" in raw:
+            out["speed_mps"] = self.number(raw, "speed_mps", key, low=0.0)
+        x, y, _ = enu_positions([vessel], world.origin)[0]
+        seabed = float(np.asarray(env.bathymetry.seabed_depth_m(np.array([x]), np.array([y])))[0])
+        if out["depth_m"] >= seabed:
+            raise self.fail(
+                f"{key}.depth_m",
+                f"{out['depth_m']:g} m is at or below the sea floor under {vessel.name} ({seabed:g} m)",
+            )
+        return out
+
+    def recording(self, raw: Any, sc: Scenario) -> RecordPlan | None:
+        if raw is None:
+            return None
+        key = "recording"
+        raw = self.mapping(raw, key, ("topics", "path"))
+        topics = raw.get("topics", list(DEFAULT_RECORD_TOPICS))
+        if not isinstance(topics, list) or not topics or not all(isinstance(t, str) for t in topics):
+            raise self.fail(f"{key}.topics", f"expected a non-empty list of topic names, found {topics!r}")
+        expanded: list[str] = []
+        for j, topic in enumerate(topics):
+            if not TOPIC_RE.match(topic) or (("{" in topic) and "{vessel}" not in topic):
+                raise self.fail(
+                    f"{key}.topics[{j}]",
+                    f"{topic!r} is not a valid topic name (tokens of "
+                    "[A-Za-z0-9_], '{vessel}' expands to every vessel)",
+                )
+            names = [v.name for v in sc.vessels] if "{vessel}" in topic else [None]
+            for n in names:
+                t = topic.replace("{vessel}", n) if n else topic
+                t = t if t.startswith("/") else "/" + t
+                if t not in expanded:
+                    expanded.append(t)
+        path = self.text(raw, "path", key, f"recordings/{sc.name}")
+        return RecordPlan(tuple(expanded), path)
+
+
+def enu_positions(vessels: list[VesselPlan], origin: GeodeticOrigin) -> np.ndarray:
+    """N x 3 start positions in `map` ENU (m); geodetic poses converted with the world origin (z = -depth)."""
+    xyz = np.zeros((len(vessels), 3))
+    geo_rows = [i for i, v in enumerate(vessels) if v.geodetic is not None]
+    for i, v in enumerate(vessels):
+        if v.geodetic is None:
+            xyz[i] = v.position_enu
+    if geo_rows:
+        g = np.array([vessels[i].geodetic for i in geo_rows])
+        enu = geodetic_to_enu(np.column_stack([g[:, 0], g[:, 1], np.zeros(len(g))]), origin)
+        xyz[geo_rows, :2] = enu[:, :2]
+        xyz[geo_rows, 2] = -g[:, 2]
+    return xyz
