@@ -182,3 +182,23 @@ def test_wind_depth_rule_and_wind_override():
     assert env.current.model.surface_depth_m == pytest.approx(88.87, abs=0.01)  # Stewart eq. 9.16 at 47°, 10 m/s
     own = ekman_env(u10=0.0, wind_speed_mps=U10, wind_from_deg=200.0)
     assert np.allclose(column(own, [0.0, 20.0]), column(ekman_env(from_deg=200.0), [0.0, 20.0]), rtol=0, atol=0)
+
+
+def test_bottom_layer_follows_the_local_seabed(tmp_path):
+    """Over a sloping bed the bottom layer sits on the local depth: overshoot 1 + e^-π at ζ = D_b everywhere."""
+    xs, ys = np.array([0.0, 1000.0]), np.array([0.0, 1000.0])
+    rows = [(x, y, 200.0 + 0.1 * x + 0.05 * y) for x in xs for y in ys]  # 200 .. 350 m
+    np.savetxt(tmp_path / "bed.csv", rows, delimiter=",", header="x_m,y_m,depth_m", comments="")
+    interior = np.array([0.0, 0.12])
+    config = {
+        "origin": {"latitude_deg": LAT, "longitude_deg": 0.0},
+        "bathymetry": {"model": "grid", "file": "bed.csv"},
+        "current": {"model": "ekman", "geostrophic_enu": interior.tolist()},
+    }
+    env = build_environment(config, base_dir=tmp_path)
+    db = env.current.model.bottom_depth_m
+    x, y = np.array([0.0, 500.0, 1000.0, 250.0]), np.array([0.0, 500.0, 1000.0, 900.0])
+    h = env.bathymetry.seabed_depth_m(x, y)
+    assert np.allclose(h, 200.0 + 0.1 * x + 0.05 * y)
+    v = env.current.velocity_enu(0.0, np.column_stack([x, y, -(h - db)]))
+    assert np.allclose(np.hypot(v[:, 0], v[:, 1]), (1.0 + np.exp(-np.pi)) * 0.12, rtol=1e-9)
