@@ -113,18 +113,23 @@ def build_bathymetry(config: Mapping[str, Any], key: str, base_dir: Path | None)
     path = get_path(config, "file", key, base_dir)
     suffix = path.suffix.lower().lstrip(".")
     fmt = get_choice(config, "format", key, ("csv", "npy", "image"), {"csv": "csv", "npy": "npy"}.get(suffix, "image"))
-    if fmt == "csv":
-        xs, ys, grid = load_csv_grid(path, f"{key}.file")
-    else:
-        raster = _load_raster(path, f"{key}.file", fmt)
-        res = get_float(config, "resolution_m", key, 1.0, minimum=0.0, strict_minimum=True)
-        origin = get_vector(config, "origin_enu_m", key, 2, [0.0, 0.0])
-        scale = get_float(config, "depth_scale_m", key, 1.0)
-        offset = get_float(config, "depth_offset_m", key, 0.0)
-        ny, nx = raster.shape
-        xs = origin[0] + res * np.arange(nx)
-        ys = origin[1] + res * np.arange(ny)
-        grid = (offset + scale * raster[::-1, :]).T  # flip rows so that index 0 is the south edge; (nx, ny)
+    try:
+        if fmt == "csv":
+            xs, ys, grid = load_csv_grid(path, f"{key}.file")
+        else:
+            raster = _load_raster(path, f"{key}.file", fmt)
+            res = get_float(config, "resolution_m", key, 1.0, minimum=0.0, strict_minimum=True)
+            origin = get_vector(config, "origin_enu_m", key, 2, [0.0, 0.0])
+            scale = get_float(config, "depth_scale_m", key, 1.0)
+            offset = get_float(config, "depth_offset_m", key, 0.0)
+            ny, nx = raster.shape
+            xs = origin[0] + res * np.arange(nx)
+            ys = origin[1] + res * np.arange(ny)
+            grid = (offset + scale * raster[::-1, :]).T  # flip rows so that index 0 is the south edge; (nx, ny)
+    except ConfigError:
+        raise
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:  # unreadable or malformed file
+        raise ConfigError(f"{key}.file: cannot read {path} as {fmt}: {exc}") from exc
     if not np.all(np.isfinite(grid)):
         raise ConfigError(f"{key}.file: depths must be finite (m, positive down; land is <= 0), {path} has NaN/inf")
     return GridSeabed(xs, ys, grid)

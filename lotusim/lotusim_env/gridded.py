@@ -252,13 +252,18 @@ def build_gridded(
     epoch = config.get("epoch_utc")
     if epoch is not None and not isinstance(epoch, str):
         epoch = str(epoch)  # YAML turns unquoted ISO dates into datetime objects
-    if fmt == "csv":
-        axes, values, geodetic = load_csv(path, f"{key}.file", epoch)
-    else:
-        variables = config.get("variables", {}) or {}
-        if not isinstance(variables, Mapping):
-            raise ConfigError(f"{key}.variables: expected a mapping east/north/up -> variable name, got {variables!r}")
-        axes, values, geodetic = load_netcdf(path, f"{key}.file", epoch, variables)
+    variables = config.get("variables", {}) or {}
+    if not isinstance(variables, Mapping):
+        raise ConfigError(f"{key}.variables: expected a mapping east/north/up -> variable name, got {variables!r}")
+    try:
+        if fmt == "csv":
+            axes, values, geodetic = load_csv(path, f"{key}.file", epoch)
+        else:
+            axes, values, geodetic = load_netcdf(path, f"{key}.file", epoch, variables)
+    except ConfigError:
+        raise
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:  # unreadable or malformed file
+        raise ConfigError(f"{key}.file: cannot read {path} as {fmt}: {exc}") from exc
     if geodetic and origin is None:
         raise ConfigError(
             f"{key}.file: {path} has latitude/longitude axes; set origin: {{latitude_deg, longitude_deg}} so that "

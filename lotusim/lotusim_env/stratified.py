@@ -51,7 +51,11 @@ class StratifiedCurrent:
 def read_dave_table(path: Path, key: str) -> np.ndarray:
     """Rows (north, east, depth) of a DAVE current database CSV → array (L, 3) depth, east, north."""
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{key}: cannot read {path} as text: {exc}") from exc
+    for line in text.splitlines():
         try:
             values = [float(v) for v in line.split(",")]
         except ValueError:

@@ -77,3 +77,19 @@ def test_yaml_round_trip_builds_the_identical_environment():
         assert np.array_equal(a.wind.velocity_enu(t, points), b.wind.velocity_enu(t, points))
     assert a.water_density_kgm3 == 1026.0 and a.air_density_kgm3 == 1.225
     assert np.all(a.current.velocity_enu(0.0, np.array([[0.0, 0.0, -120.0], [0.0, 0.0, -500.0]])) == 0.0)
+
+
+@pytest.mark.parametrize(
+    ("section", "name", "content"),
+    [
+        ("current", "junk.csv", 'a,b\n1\n"unclosed\n'),
+        ("current", "junk.nc", "not netcdf"),
+        ("bathymetry", "junk.png", "not an image"),
+        ("bathymetry", "junk.npy", "not numpy"),
+    ],
+)
+def test_unreadable_data_files_are_config_errors_naming_the_key(tmp_path, section, name, content):
+    (tmp_path / name).write_text(content)
+    model = "gridded" if section == "current" else "grid"
+    with pytest.raises(ConfigError, match=rf"^{section}\.file: cannot read .*{name}"):
+        build_environment({section: {"model": model, "file": name}}, base_dir=tmp_path)
