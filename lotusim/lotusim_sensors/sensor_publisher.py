@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import rclpy
 import yaml
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -49,6 +50,12 @@ NS_PER_S = 1_000_000_000
 
 def _stamp(msg_header, t_ns: int) -> None:
     msg_header.stamp.sec, msg_header.stamp.nanosec = divmod(int(t_ns), NS_PER_S)
+
+
+def _time(t_ns: int) -> Time:
+    """builtin_interfaces/Time of a sim time in ns (built once per step, shared by that step's messages)."""
+    sec, nanosec = divmod(int(t_ns), NS_PER_S)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def _diag3(values) -> list[float]:
@@ -484,6 +491,7 @@ class SensorPublisher(Node):
         return {k: v[due] for k, v in bank.params.items()}
 
     def _sample_imu(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         last = bank.last_ns[due]
         dt = np.where(last >= 0, (t_ns - last) / NS_PER_S, 1.0 / p["rate_hz"])
@@ -495,7 +503,7 @@ class SensorPublisher(Node):
         rows = np.hstack([f, w, q]).tolist()
         for slot, r in zip(due.tolist(), rows, strict=True):
             (msg,) = bank.msgs[slot]
-            _stamp(msg.header, t_ns)
+            msg.header.stamp = stamp
             a, g, o = msg.linear_acceleration, msg.angular_velocity, msg.orientation
             a.x, a.y, a.z, g.x, g.y, g.z, o.x, o.y, o.z, o.w = r
             bank.pubs[slot][0].publish(msg)
@@ -503,11 +511,12 @@ class SensorPublisher(Node):
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
     def _sample_magnetometer(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         b = imu.magnetometer_measure(p["noise_std_t"], self._field_enu_t, self._quat[due], self._draw(bank, due, 3))
         for slot, r in zip(due.tolist(), b.tolist(), strict=True):
             (msg,) = bank.msgs[slot]
-            _stamp(msg.header, t_ns)
+            msg.header.stamp = stamp
             m = msg.magnetic_field
             m.x, m.y, m.z = r
             bank.pubs[slot][0].publish(msg)
@@ -515,6 +524,7 @@ class SensorPublisher(Node):
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
     def _sample_pressure(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         where = pressure.sensor_positions_enu(
             self._pos[due], self._quat[due], np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
@@ -524,8 +534,8 @@ class SensorPublisher(Node):
         )
         for slot, pr, sd, d in zip(due.tolist(), pa.tolist(), std.tolist(), depth.tolist(), strict=True):
             fp, dm = bank.msgs[slot]
-            _stamp(fp.header, t_ns)
-            _stamp(dm.header, t_ns)
+            fp.header.stamp = stamp
+            dm.header.stamp = stamp
             fp.fluid_pressure, fp.variance = pr, sd * sd
             dm.pose.pose.position.z = -d
             pubs = bank.pubs[slot]
@@ -535,6 +545,7 @@ class SensorPublisher(Node):
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
     def _sample_gps(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         draws = noise.normal(bank.key[due], bank.counter[due], 6)
         u = noise.uniform(bank.key[due] ^ np.uint64(0x5A5A5A5A), bank.counter[due], 1)
@@ -546,11 +557,11 @@ class SensorPublisher(Node):
             if not fix_ok and not had[i]:
                 continue  # no fix and the loss was already reported: stay silent (submerged)
             fix, vel = bank.msgs[slot]
-            _stamp(fix.header, t_ns)
+            fix.header.stamp = stamp
             if fix_ok:
                 fix.status.status = NavSatStatus.STATUS_FIX
                 fix.latitude, fix.longitude, fix.altitude = s.geodetic[i].tolist()
-                _stamp(vel.header, t_ns)
+                vel.header.stamp = stamp
                 lin = vel.twist.twist.linear
                 lin.x, lin.y, lin.z = s.velocity_enu_mps[i].tolist()
                 bank.pubs[slot][1].publish(vel)
@@ -569,26 +580,28 @@ class SensorPublisher(Node):
         return lambda points: env.current.velocity_enu(t_s, points)
 
     def _sample_dvl(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         s = dvl.dvl_measure(
             p, self._pos[due], self._quat[due], self._twist[due], self._current_at(t_ns / NS_PER_S),
             self._env.bathymetry.seabed_depth_m, self._draw(bank, due, 8), self._sound_speed,
         )  # fmt: skip
+        cov = np.zeros((len(due), 6, 6))
+        cov[:, :3, :3] = s.covariance
+        cov[:, 3:, 3:] = -np.eye(3)  # angular velocity not measured (-1: not provided)
+        covariances = cov.reshape(len(due), 36).tolist()
         count = 0
         for i, slot in enumerate(due.tolist()):
             twist, alt = bank.msgs[slot]
             pubs = bank.pubs[slot]
             if s.mode[i] > 0:
-                _stamp(twist.header, t_ns)
+                twist.header.stamp = stamp
                 lin = twist.twist.twist.linear
                 lin.x, lin.y, lin.z = s.velocity_flu_mps[i].tolist()
-                cov = np.zeros((6, 6))
-                cov[:3, :3] = s.covariance[i]
-                cov[3:, 3:] = -np.eye(3)  # angular part not measured (REP 145 style: -1 = not provided)
-                twist.twist.covariance = cov.ravel().tolist()
+                twist.twist.covariance = covariances[i]
                 pubs[0].publish(twist)
                 count += 1
-            _stamp(alt.header, t_ns)
+            alt.header.stamp = stamp
             alt.range = float(s.altitude_m[i])
             pubs[1].publish(alt)
             count += 1
@@ -596,19 +609,21 @@ class SensorPublisher(Node):
         self._schedule(bank, due, t_ns, s.period_s)
 
     def _sample_altimeter(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         r = dvl.altimeter_measure(
             p, self._pos[due], self._quat[due], self._env.bathymetry.seabed_depth_m, self._draw(bank, due, 1)
         )
         for slot, value in zip(due.tolist(), r.tolist(), strict=True):
             (msg,) = bank.msgs[slot]
-            _stamp(msg.header, t_ns)
+            msg.header.stamp = stamp
             msg.range = value
             bank.pubs[slot][0].publish(msg)
         self.published += len(due)
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
     def _sample_ais(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         q = self._quat[due]
         v_enu = rotations.rotate(q, self._twist[due, :3])
@@ -625,7 +640,7 @@ class SensorPublisher(Node):
         rows = np.column_stack([geo[:, :2], sog, cog, heading, rot_dps]).tolist()
         for slot, r in zip(due.tolist(), rows, strict=True):
             (msg,) = bank.msgs[slot]
-            _stamp(msg.header, t_ns)
+            msg.header.stamp = stamp
             msg.latitude_deg, msg.longitude_deg, msg.sog_mps, msg.cog_deg, msg.heading_deg, msg.rate_of_turn_dps = r
             bank.pubs[slot][0].publish(msg)
             self._ais_all.publish(msg)
@@ -633,6 +648,7 @@ class SensorPublisher(Node):
         self._schedule(bank, due, t_ns, interval)
 
     def _sample_usbl(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
+        stamp = _time(t_ns)
         p = self._params(bank, due)
         alive = np.flatnonzero(self._alive)
         names = [self._names[s] for s in alive.tolist()] + list(self._beacons)
@@ -669,7 +685,7 @@ class SensorPublisher(Node):
                     travel_time_s=float(rb.travel_time_s[k]),
                 )
                 msg.header.frame_id = f"{self._names[slot]}/base_link"
-                _stamp(msg.header, t_ns)
+                msg.header.stamp = stamp
                 bank.pubs[slot][0].publish(msg)
             self.published += len(r_i)
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
