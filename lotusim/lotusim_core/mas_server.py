@@ -188,3 +188,7 @@ class MasServer(Node):
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim mas_server`."""
     run_node_main(MasServer, args)
+
+
+if __name__ == "__main__":
+    main()

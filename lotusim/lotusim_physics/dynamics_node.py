@@ -89,6 +89,9 @@ class DynamicsWorker(Node):
         integrator = self.declare_parameter("integrator", "rk4").value
         substeps = int(self.declare_parameter("substeps", 1).value)
         water_density = float(self.declare_parameter("water_density_kgm3", 1025.0).value)
+        # Currents and wind vary over minutes and hundreds of metres: they are sampled at the vessels every
+        # environment_period_s of sim time (and whenever the fleet changes) and held in between.
+        self.environment_period_s = float(self.declare_parameter("environment_period_s", 0.1).value)
         if self.mode not in MODES:
             raise ValueError(f"parameter mode: expected one of {MODES}, got {self.mode!r}")
         if not (self.step_s > 0 and math.isfinite(self.step_s)):
@@ -102,7 +105,9 @@ class DynamicsWorker(Node):
         self.vessels: dict[str, VesselEntry] = {}
         self.environment: Environment = build_environment(None)
         self.environment_yaml = ""
-        self._follow_target_ns = 0
+        self._env_cache: dict[str, np.ndarray] = {}
+        self._env_next_s = 0.0
+        self._clock_msg = Clock()
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
         self._state_pub = self.create_publisher(FleetState, "/lotusim/fleet_state", 10)
@@ -132,7 +137,10 @@ class DynamicsWorker(Node):
             self._timer = self.create_timer(self.step_s / self.rtf_target, self._on_realtime_tick)
         elif self.mode == "fast" and self.clock_master:
             self._timer = self.create_timer(1e-4, self._on_fast_tick)
-        self.create_timer(1.0 / self.stats_rate_hz, self._publish_stats)
+        self._next_stats = self._wall_start
+        # a timer for idle times (lockstep), and a check after each batch of steps: a busy fast-mode worker
+        # keeps the events executor's queue full and would starve the timer
+        self.create_timer(1.0 / self.stats_rate_hz, self._maybe_publish_stats)
         self.get_logger().info(
             f"worker {self.worker}: mode {self.mode}, step {self.step_s} s, RTF target {self.rtf_target}, "
             f"integrator {integrator}, clock master {self.clock_master}"
@@ -150,6 +158,7 @@ class DynamicsWorker(Node):
         start = time.monotonic()
         while time.monotonic() - start < FAST_BATCH_WALL_S:
             self.advance(1)
+        self._maybe_publish_stats()
 
     def _on_clock(self, msg: Clock) -> None:
         """Follower worker: integrate until our sim time reaches the master's clock."""
@@ -160,18 +169,24 @@ class DynamicsWorker(Node):
 
     def advance(self, steps: int) -> None:
         """Integrate `steps` fixed steps, publishing after each one as configured."""
+        w = self._window
+        still = not self.environment_yaml  # no environment configured: still water, no wind
         for _ in range(steps):
             start = time.perf_counter()
             t_s = self.sim_time_ns * 1e-9
-            faults = self.fleet.step(t_s, current_ned=self._current_ned, wind_ned=self._wind_ned)
+            if still:
+                faults = self.fleet.step(t_s)
+            else:
+                self._sample_environment(t_s)
+                faults = self.fleet.step(t_s, current_ned=self._held_current, wind_ned=self._held_wind)
             self.iteration += 1
             for fault in faults:
                 self.get_logger().error(f"vessel frozen: {fault}")
             self._publish_step()
             elapsed = time.perf_counter() - start
-            w = self._window
             w["compute"] += elapsed
-            w["compute_max"] = max(w["compute_max"], elapsed)
+            if elapsed > w["compute_max"]:
+                w["compute_max"] = elapsed
             w["n"] += 1
 
     # --- environment (pure function of the latched configuration) -------------------------------------------
@@ -182,31 +197,51 @@ class DynamicsWorker(Node):
             self.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
             return
         self.environment, self.environment_yaml = env, msg.config_yaml
+        self._fleet_changed()
         self.get_logger().info(f"environment revision {msg.revision} applied")
 
-    def _current_ned(self, t_s: float, positions_ned: np.ndarray) -> np.ndarray:
-        v_enu = self.environment.current.velocity_enu(t_s, frames.ned_to_enu(positions_ned))
-        return frames.enu_to_ned(v_enu)
+    def _sample_environment(self, t_s: float) -> None:
+        """Evaluate current and wind at the vessels (ENU models, NED physics) if the held values are stale."""
+        n = len(self.fleet.names)
+        if t_s < self._env_next_s and self._env_cache.get("current", np.zeros((0, 3))).shape[0] == n:
+            return
+        self._env_next_s = t_s + self.environment_period_s
+        positions_enu = frames.ned_to_enu(self.fleet.position_ned)
+        env = self.environment
+        self._env_cache = {
+            "current": frames.enu_to_ned(env.current.velocity_enu(t_s, positions_enu)),
+            "wind": frames.enu_to_ned(env.wind.velocity_enu(t_s, positions_enu)),
+        }
 
-    def _wind_ned(self, t_s: float, positions_ned: np.ndarray) -> np.ndarray | None:
-        wind = getattr(self.environment, "wind", None)
-        if wind is None:
-            return None
-        return frames.enu_to_ned(wind.velocity_enu(t_s, frames.ned_to_enu(positions_ned)))
+    def _held_current(self, _t_s: float, _positions_ned: np.ndarray) -> np.ndarray:
+        return self._env_cache["current"]
+
+    def _held_wind(self, _t_s: float, _positions_ned: np.ndarray) -> np.ndarray:
+        return self._env_cache["wind"]
+
+    def _fleet_changed(self) -> None:
+        self._env_cache = {}
 
     # --- publishing ---------------------------------------------------------------------------------------
     def _publish_step(self) -> None:
-        stamp = stamp_from_ns(self.sim_time_ns)
+        t_ns = self.sim_time_ns
         if self._clock_pub is not None:
-            self._clock_pub.publish(Clock(clock=stamp))
+            clock = self._clock_msg.clock
+            clock.sec, clock.nanosec = t_ns // 1_000_000_000, t_ns % 1_000_000_000
+            self._clock_pub.publish(self._clock_msg)
+        n = len(self.fleet.names)
+        if not n:
+            return
         publish_state = self.iteration % self.fleet_state_every == 0
         odom_period = max(1, int(round(1.0 / (self.odom_rate_hz * self.step_s)))) if self.odom_rate_hz > 0 else 0
-        if not self.fleet.names or not (publish_state or odom_period):
+        odom_due = odom_period and (self.iteration % odom_period) < n
+        if not (publish_state or odom_due):
             return
+        stamp = stamp_from_ns(t_ns)
         pos, quat, twist, accel = self.fleet.state_enu()
         if publish_state:
             self._publish_fleet_state(stamp, pos, quat, twist, accel)
-        if odom_period:
+        if odom_due:
             self._publish_odom(stamp, odom_period, pos, quat, twist)
 
     def _publish_fleet_state(self, stamp, pos, quat, twist, accel) -> None:
@@ -217,10 +252,10 @@ class DynamicsWorker(Node):
         msg.orientation = to_float64_array(quat)
         msg.twist = to_float64_array(twist)
         msg.accel = to_float64_array(accel)
-        current = self.fleet.current_ned_last if hasattr(self.fleet, "current_ned_last") else None
         env = np.zeros((len(self.fleet.names), 6))
-        if current is not None and len(current) == len(env):
-            env[:, :3] = frames.ned_to_enu(current)
+        if self._env_cache and len(self._env_cache["current"]) == len(env):
+            env[:, :3] = frames.ned_to_enu(self._env_cache["current"])
+            env[:, 3:] = frames.ned_to_enu(self._env_cache["wind"])
         msg.environment = to_float64_array(env)
         msg.status = np.asarray(self.fleet.frozen, dtype=np.uint8).tobytes()
         self._state_pub.publish(msg)
@@ -245,8 +280,13 @@ class DynamicsWorker(Node):
             lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = tw.tolist()
             entry.odom_pub.publish(msg)
 
-    def _publish_stats(self) -> None:
+    def _maybe_publish_stats(self) -> None:
         now = time.monotonic()
+        if now >= self._next_stats:
+            self._next_stats = max(self._next_stats + 1.0 / self.stats_rate_hz, now)
+            self._publish_stats(now)
+
+    def _publish_stats(self, now: float) -> None:
         w = self._window
         wall = now - w["wall"]
         iters = self.iteration - w["iter"]
@@ -349,6 +389,7 @@ class DynamicsWorker(Node):
             if item.command == Item.MOVE:
                 position_ned, q_ned_frd, nu = self._pose_of(item.vessel)
                 self.fleet.set_pose(name, position_ned, q_ned_frd, nu)
+                self._fleet_changed()
                 return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
             return ItemResult(
                 name=name, ok=False, code=ItemResult.INTERNAL_ERROR, reason=f"unknown command {item.command}"
@@ -404,11 +445,13 @@ class DynamicsWorker(Node):
         )
         self.vessels[name] = entry
         self._subscribe_vessel(entry, spec)
+        self._fleet_changed()
         return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
 
     def _delete(self, name: str) -> None:
         entry = self.vessels.pop(name)
         self.fleet.remove(name)
+        self._fleet_changed()
         for sub in entry.subscriptions:
             self.destroy_subscription(sub)
         if entry.odom_pub is not None:
@@ -469,6 +512,7 @@ class DynamicsWorker(Node):
             "step_ns": self.step_ns,
             "fleet": self.fleet.snapshot(),
             "environment_yaml": self.environment_yaml,
+            "environment_held": ({k: v.copy() for k, v in self._env_cache.items()}, self._env_next_s),
             "vessels": {
                 n: (e.model, e.domain, e.overrides_yaml, e.thruster_cmd.copy(), e.fin_cmd.copy())
                 for n, e in self.vessels.items()
@@ -482,9 +526,9 @@ class DynamicsWorker(Node):
             self._delete(name)
         self.fleet = Fleet.from_snapshot(state["fleet"])
         self.iteration = state["iteration"]
-        if state["environment_yaml"]:
-            self.environment = build_environment(yaml.safe_load(state["environment_yaml"]))
-            self.environment_yaml = state["environment_yaml"]
+        self.environment_yaml = state["environment_yaml"]
+        self.environment = build_environment(yaml.safe_load(self.environment_yaml) if self.environment_yaml else None)
+        self._env_cache, self._env_next_s = state["environment_held"]  # the held samples, for an exact continuation
         for name, (model, domain, overrides, thr, fin) in state["vessels"].items():
             entry = VesselEntry(
                 name=name,
@@ -518,3 +562,7 @@ class DynamicsWorker(Node):
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim dynamics`."""
     run_node_main(DynamicsWorker, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -171,6 +171,15 @@ def test_nan_thruster_command_is_rejected_and_last_valid_kept(sim):
 
 
 def test_checkpoint_restore_continues_identically(sim, tmp_path):
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+
+    from lotusim_interfaces.msg import EnvironmentConfig
+
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    env_pub = sim.client.create_publisher(EnvironmentConfig, "/lotusim/environment", latched)
+    env_yaml = "current: {model: constant, velocity_enu: [0.2, 0.1, 0.0]}"
+    env_pub.publish(EnvironmentConfig(revision=1, config_yaml=env_yaml))
+    spin_until(sim.executor, lambda: sim.worker.environment_yaml == env_yaml, 10.0, "environment applied")
     sim.command([create_item("a", "lrauv", (0, 0, -10)), create_item("u", "wamv", (0, 20, 0))])
     pub = sim.client.create_publisher(Float64, "/a/thrusters/propeller/cmd", 10)
     spin_until(sim.executor, lambda: pub.get_subscription_count() > 0, 10.0, "subscription")
