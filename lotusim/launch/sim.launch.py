@@ -1,0 +1,58 @@
+"""`ros2 launch lotusim sim.launch.py scenario:=mixed_fleet_brest [real_time_factor:=R] [workers:=K] [mode:=M]
+[headless:=true|false] [set:="physics.step_s=0.01 seed=3"]`
+
+Starts the nodes of a scenario (current_server, mas_server, dynamics_0..K-1, sensor_publisher, the scenario's
+controllers, RViz unless headless) with the parameters of its plan, and spawns its vessels through the MAS
+action (`lotusim spawn --scenario FILE`). The logic lives in lotusim_core.scenario / launch_plan (tested without
+launch); this file only turns it into launch actions. Scenario format: docs/scenarios.md.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from lotusim_core import launch_plan
+
+ARGUMENTS = {
+    "scenario": ("mixed_fleet_brest", "scenario name (config/scenarios/<name>.yaml) or path to a YAML file"),
+    "real_time_factor": ("", "real-time factor (empty: the scenario's; != 1 selects mode scaled)"),
+    "workers": ("", "number of dynamics workers (empty: the scenario's)"),
+    "mode": ("", "realtime | scaled | fast | lockstep (empty: the scenario's)"),
+    "headless": ("false", "true: no RViz and no current markers"),
+    "set": ("", "space-separated dotted.key=value scenario overrides"),
+}
+
+
+def to_action(spec):
+    return Node(
+        package=spec.package,
+        executable=spec.executable,
+        name=spec.name,
+        parameters=[spec.parameters],
+        remappings=list(spec.remappings),
+        arguments=list(spec.arguments),
+        output="screen",
+    )
+
+
+def setup(context, remappings=None, scenario=None, overrides=None):
+    arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    if scenario is None:
+        scenario, overrides = launch_plan.scenario_from_arguments(
+            arg["scenario"], arg["real_time_factor"], arg["workers"], arg["mode"], arg["set"]
+        )
+    headless = launch_plan.parse_bool(arg["headless"], "headless")
+    plan = scenario.plan() if remappings is None else remappings.plan
+    rules = None if remappings is None else remappings.remappings
+    actions = [to_action(spec) for spec in launch_plan.node_specs(plan, headless, rules)]
+    viewer = launch_plan.viewer_spec(headless)
+    if viewer is not None:
+        actions.append(to_action(viewer))
+    actions.append(ExecuteProcess(cmd=launch_plan.spawn_command(scenario.path, overrides), output="screen"))
+    return actions
+
+
+def generate_launch_description():
+    declared = [DeclareLaunchArgument(name, default_value=d, description=t) for name, (d, t) in ARGUMENTS.items()]
+    return LaunchDescription([*declared, OpaqueFunction(function=setup)])
