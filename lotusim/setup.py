@@ -17,6 +17,7 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config/vehicles", glob("config/vehicles/*.yaml")),
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
+        (f"share/{PACKAGE}/config/hil", glob("config/hil/*.yaml")),
         # Copernicus current-evaluation data (docs/validation.md): the folder's README/MANIFEST and each window
         *[
             (f"share/{PACKAGE}/{d.rstrip('/')}", glob(f"{d.rstrip('/')}/*.*"))
