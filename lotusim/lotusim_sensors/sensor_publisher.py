@@ -192,11 +192,11 @@ class SensorPublisher(Node):
             return
         self._env = env
         seed = self._seed_param if self._seed_param >= 0 else int(env.seed)
-        if seed != self._seed:
+        if seed != self._seed:  # new noise streams: restart every vessel's sensors (keys, turn-on biases)
             self._seed = seed
-            for bank in self._banks.values():
-                for slot in np.flatnonzero(bank.present):
-                    bank.key[slot] = noise.stream_key(seed, self._names[slot], bank.kind)
+            for name, slot in list(self._slot_of.items()):
+                self._unconfigure(slot)
+                self._configure(name, slot, self._owner.get(name, ""))
 
     @property
     def origin(self) -> GeodeticOrigin:

@@ -116,6 +116,11 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
 
     for k in range(0, 101):  # sim time 0 .. 1.00 s, both vessels
         step(k, ["auv", "usv"])
+        if k == 50:  # a malformed state (positions missing) is reported and ignored, the node carries on
+            bad = _state(k * STEP_NS + 5_000_000, ["auv", "usv"])
+            bad.position = to_float64_array(np.zeros(3))
+            state_pub.publish(bad)
+            _spin_until(executor, lambda: "shape/w0" in sensors._warned)
         if k == 20:  # t = 0.2 s: the AUV sends 3 bytes to the USV, 500.1 m away
             _spin_until(executor, lambda: tx_pub.get_subscription_count() > 0)
             tx_pub.publish(AcousticMessage(destination="usv", data=b"hi!"))
