@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
 
+from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_sensors.rotations import rotate
 
 
