@@ -1,7 +1,7 @@
 """GNSS receiver (NavSatFix + velocity), batched over vessels.
 
 A fix exists only while the antenna is at or above the water surface, z >= 0 (GNSS L-band signals do not
-penetrate sea water: a surfaced AUV gets a fix, a submerged one none, 002_1bc233a69a6533ee.txt sec. V, Fig. 4
+penetrate sea water: a surfaced AUV gets a fix, a submerged one none, 002_1bc233a69a6533ee.txt sec. VI, Fig. 4
 "GPS waypoint" phase), and the epoch is not randomly dropped (dropout_probability per epoch, seeded). The
 measured position is the true antenna position plus Gaussian noise (horizontal and vertical std), converted to
 WGS84 latitude / longitude / height around the scenario origin (lotusim_core.geodesy). Velocity is the antenna

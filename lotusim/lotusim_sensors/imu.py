@@ -1,10 +1,10 @@
 """IMU (accelerometer + gyroscope), AHRS orientation and magnetometer models, batched over vessels.
 
 Accelerometer: specific force f = a - g (Titterton & Weston, Strapdown Inertial Navigation Technology, 2nd ed.
-2004, eq. 3.13), expressed in the body frame FLU. At rest it reads +g along the body z (up) axis, the REP 145
-convention (https://www.ros.org/reps/rep-0145.html). The body-frame inertial acceleration at a sensor mounted at
-r is a = nu_dot + omega x v + alpha x r + omega x (omega x r) (rigid-body kinematics, Fossen 2021 eq. 2.96 style
-transport of acceleration), with nu_dot the time derivative of the body velocity published in FleetState.accel.
+2004, ch. 3), expressed in the body frame FLU. At rest it reads +g along the body z (up) axis, the REP 145
+convention (https://www.ros.org/reps/rep-0145.html). The body-frame inertial acceleration at a sensor mounted at r
+is a = nu_dot + omega x v + alpha x r + omega x (omega x r) (rigid-body kinematics: the acceleration transported to
+a point of a rotating body), nu_dot being the time derivative of the body velocity published in FleetState.accel.
 
 Noise (the continuous-time model of Kalibr / rotors_simulator / uuv_simulator GazeboImuPlugin; Furgale et al.,
 IROS 2013): measurement = truth + bias + white noise, white noise std = noise_density / sqrt(dt); bias = turn-on
@@ -18,7 +18,7 @@ orientation_noise_std_rad (uuv_simulator default 0.01 rad).
 
 Magnetometer: the Earth field at the scenario origin from declination D (east of north), inclination I (below
 horizontal) and total intensity F: B_enu = F [cos I sin D, cos I cos D, -sin I] (geomagnetic elements, e.g.
-NOAA/BGS World Magnetic Model report 2025, sec. 1.2), rotated into the body frame, plus white noise.
+as defined in the NOAA/BGS World Magnetic Model technical report), rotated into the body frame, plus white noise.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Pressure / depth sensor, batched over vessels.
 
-Absolute pressure at a sensor at depth d below the free surface (hydrostatics, e.g. Fossen 2021 sec. 4.1):
+Absolute pressure at a sensor at depth d below the free surface (hydrostatics):
     p = p_atm + rho g d  (+ white noise), d = max(-z_sensor, 0)   [Pa]
 with p_atm = 101325 Pa (standard atmosphere, ISO 2533) and rho the environment's water density. Above water the
 sensor reads the atmosphere. Depth is what a driver derives from the reading: d_meas = (p - p_atm) / (rho g),
