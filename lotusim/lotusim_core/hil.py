@@ -112,7 +112,9 @@ def load_remapping(path: str | Path) -> HilRemapping:
         raise HilError(where, "lockstep", f"expected true or false, found {lockstep!r}")
     raw_topics = data.get("topics")
     if not isinstance(raw_topics, dict) or not raw_topics:
-        raise HilError(where, "topics", f"expected a mapping of topic -> name or {{name, rate_hz}}, found {raw_topics!r}")
+        raise HilError(
+            where, "topics", f"expected a mapping of topic -> name or {{name, rate_hz}}, found {raw_topics!r}"
+        )
     topics = tuple(_topic(where, str(topic), entry) for topic, entry in raw_topics.items())
     targets: dict[str, str] = {}
     for t in topics:

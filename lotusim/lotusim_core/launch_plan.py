@@ -54,7 +54,9 @@ def scenario_from_arguments(
         rtf = float(real_time_factor) if str(real_time_factor).strip() else None
         n_workers = int(workers) if str(workers).strip() else None
     except ValueError as exc:
-        raise ValueError(f"launch arguments: real_time_factor:= expects a number, workers:= an integer ({exc})") from None
+        raise ValueError(
+            f"launch arguments: real_time_factor:= expects a number, workers:= an integer ({exc})"
+        ) from None
     overrides = launch_overrides(rtf, n_workers, str(mode).strip() or None, str(sets).split())
     base = load_scenario(scenario)
     return (base.with_overrides(overrides) if overrides else base), overrides

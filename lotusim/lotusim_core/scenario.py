@@ -78,7 +78,7 @@ class World:
 class Physics:
     """Dynamics worker settings (lotusim_physics.dynamics_node parameters); `workers` dynamics processes."""
 
-    step_s: float = 0.03
+    step_s: float = 0.02  # 50 Hz: the fastest sensor rate of the catalogue (50 Hz IMUs) is reachable
     mode: str = "realtime"
     real_time_factor: float = 1.0
     workers: int = 1
@@ -435,7 +435,7 @@ class _Validator:
         if raw is None:
             return {}
         if not isinstance(raw, dict):
-            raise self.fail(key, f"expected a mapping, found {type(raw).__name__} {raw!r}")
+            raise self.fail(key or "<top level>", f"expected a mapping, found {type(raw).__name__} {raw!r}")
         if allowed is not None:
             unknown = sorted(str(k) for k in raw if k not in allowed)
             if unknown:
@@ -518,7 +518,7 @@ class _Validator:
 
     # --- sections ---------------------------------------------------------------------------------------------
     def fill(self, sc: Scenario, data: Any) -> None:
-        data = self.mapping(data, "<top level>", TOP_KEYS)
+        data = self.mapping(data, "", TOP_KEYS)
         if not data:
             raise self.fail("<top level>", "empty scenario (expected at least `vessels:` or `generators:`)")
         sc.name = self.name(data, "name", "", sc.path.stem)
