@@ -72,7 +72,9 @@ class DvlSample:
     velocity_flu_mps: np.ndarray  # (N, 3) NaN on dropout; velocity of the sensor in the body axes
     covariance: np.ndarray  # (N, 3, 3)
     beam_ranges_m: np.ndarray  # (N, 4) slant ranges, inf when a beam has no return
-    altitude_m: np.ndarray  # (N,) mean vertical distance to the bottom over returning beams, inf if none
+    # (N,) mean over the returning beams of slant range x cos(tilt), as DVLs report altitude (the vertical
+    # distance for a level sensor over a flat bottom); inf when no beam returns
+    altitude_m: np.ndarray
     period_s: np.ndarray  # (N,) time until the next ensemble (range-dependent rate)
 
 
