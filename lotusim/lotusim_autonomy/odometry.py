@@ -1,0 +1,52 @@
+"""nav_msgs/Odometry (REP 103: `map` ENU, body FLU) -> the NED / FRD quantities the control laws use.
+
+Conversions through lotusim_core.frames only. Returns position NED (m), Euler angles (roll, pitch, yaw) of the
+zyx convention in NED/FRD (rad; yaw = compass heading, clockwise from north) and nu = [u v w p q r] body FRD.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lotusim_core import frames
+
+
+@dataclass(frozen=True)
+class NedState:
+    t_s: float
+    position_ned_m: np.ndarray  # (3,)
+    rpy_ned_rad: np.ndarray  # (3,) roll, pitch (nose up +), heading
+    nu_frd: np.ndarray  # (6,)
+
+    @property
+    def depth_m(self) -> float:
+        return float(self.position_ned_m[2])
+
+    @property
+    def position_enu_xy(self) -> np.ndarray:
+        return np.array([self.position_ned_m[1], self.position_ned_m[0]])
+
+    @property
+    def yaw_enu_rad(self) -> float:
+        return float(frames.yaw_ned_to_enu(self.rpy_ned_rad[2]))
+
+
+def ned_state(t_s: float, position_enu, q_enu_flu_xyzw, twist_flu) -> NedState:
+    """State of one vessel from the fields of its odometry (position, orientation x y z w, twist)."""
+    q_ned_frd = frames.q_enu_flu_to_q_ned_frd(np.asarray(q_enu_flu_xyzw, dtype=float))
+    return NedState(
+        t_s=float(t_s),
+        position_ned_m=frames.enu_to_ned(np.asarray(position_enu, dtype=float)),
+        rpy_ned_rad=frames.euler_zyx_from_quat(q_ned_frd),
+        nu_frd=frames.twist_flu_to_frd(np.asarray(twist_flu, dtype=float)),
+    )
+
+
+def from_odometry(msg) -> NedState:
+    """NedState of a nav_msgs/Odometry message (stamp in sim time)."""
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    t_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    return ned_state(t_s, [p.x, p.y, p.z], [o.x, o.y, o.z, o.w], [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
