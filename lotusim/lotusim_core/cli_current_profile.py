@@ -28,7 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print (and plot) the ocean current in a water column",
         description="Print depth, east, north, up current (m/s, ENU map frame) in a water column at one point.",
     )
-    p.add_argument("--scenario", type=Path, help="YAML file: its `environment:` section (or the whole file)")
+    p.add_argument(
+        "--scenario",
+        metavar="FILE|NAME",
+        help="scenario (file or shipped name: its world + environment) or a bare environment configuration file",
+    )
     p.add_argument("--model", choices=MODELS, help="current model built from the flags below (default ekman)")
     p.add_argument("--depths", default="0:200:1", help="START:STOP:STEP in m, positive down, STOP included")
     p.add_argument("--at", nargs=2, type=float, default=[0.0, 0.0], metavar=("X", "Y"), help="ENU m (default 0 0)")
@@ -121,20 +125,32 @@ def config_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     return config
 
 
-def load_scenario_environment(path: Path) -> dict[str, Any]:
-    """The `environment:` section of a YAML file, or the whole file when it has none."""
+SCENARIO_KEYS = ("world", "vessels", "environment", "physics", "sensors", "controllers", "generators")
+
+
+def load_scenario_environment(name_or_path: str) -> tuple[dict[str, Any], Path | None]:
+    """(environment configuration, base directory) of a scenario (file or shipped name) or a bare environment file.
+
+    A scenario (lotusim_core.scenario: `world:` holds the origin, density and bathymetry, `seed` is top level) is
+    loaded and validated by the scenario loader, which assembles the full environment mapping; a YAML file with
+    none of the scenario sections is taken as the environment configuration itself.
+    """
     import yaml
 
+    from lotusim_core.scenario import load_scenario
+
+    path = Path(name_or_path).expanduser()
+    if not path.is_file():
+        return load_scenario(name_or_path).environment, None  # a shipped scenario name (or a clear error)
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(document, dict):
         raise ValueError(f"{path}: expected a YAML mapping, got {type(document).__name__}")
-    environment = document.get("environment", document)
-    if not isinstance(environment, dict):
-        raise ValueError(f"{path}: environment: expected a mapping, got {type(environment).__name__}")
-    return environment
+    if any(key in document for key in SCENARIO_KEYS):
+        return load_scenario(path).environment, path.resolve().parent
+    return document, path.resolve().parent
 
 
 def describe(env: Any, config: dict[str, Any], args: argparse.Namespace) -> list[str]:
@@ -223,8 +239,8 @@ def cmd_current_profile(args: argparse.Namespace) -> int:
     if args.scenario is not None:
         if args.model is not None:
             raise ValueError("--scenario takes the whole environment from the file; do not combine it with --model")
-        config = load_scenario_environment(args.scenario)
-        env = build_environment(config, base_dir=args.scenario.resolve().parent)
+        config, base_dir = load_scenario_environment(args.scenario)
+        env = build_environment(config, base_dir=base_dir)
     else:
         config = config_from_flags(args)
         env = build_environment(config)

@@ -60,10 +60,11 @@ def test_ekman_column_csv_matches_textbook_numbers(capsys):
 
 def test_scenario_file_and_plot(tmp_path, capsys):
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(
-        "name: test\nenvironment:\n  origin: {latitude_deg: -40.0, longitude_deg: 10.0}\n"
-        "  wind: {speed_mps: 8.0, from_deg: 270.0}\n  bathymetry: {model: flat, depth_m: 60.0}\n"
-        "  current: {model: ekman}\n"
+    scenario.write_text(  # scenario format (lotusim_core.scenario): the site lives under world:
+        "name: test\nworld:\n  origin: {latitude_deg: -40.0, longitude_deg: 10.0}\n"
+        "  bathymetry: {model: flat, depth_m: 60.0}\n"
+        "environment:\n  wind: {speed_mps: 8.0, from_deg: 270.0}\n  current: {model: ekman}\n"
+        "vessels:\n  - {name: auv_1, model: remus100, pose: {position: [0.0, 0.0, -1.0], yaw_deg: 0.0}}\n"
     )
     png = tmp_path / "profile.png"
     code, out, _ = run(
@@ -103,3 +104,10 @@ def test_other_models_and_errors(tmp_path, capsys):
     assert code == 2 and "current.latitude_deg: missing" in err
     code, _, err = run(["current-profile", "--depths", "10:0:1", "--lat", "40"], capsys)
     assert code == 2 and "--depths: expected 0 <= START <= STOP" in err
+
+
+def test_bare_environment_file(tmp_path, capsys):
+    config = tmp_path / "env.yaml"
+    config.write_text("current: {model: constant, velocity_enu: [0.3, 0.0, 0.0]}\nbathymetry: {depth_m: 15.0}\n")
+    code, out, _ = run(["current-profile", "--scenario", str(config), "--depths", "0:20:10", "--format", "csv"], capsys)
+    assert code == 0 and np.allclose(parse_csv(out), [[0, 0.3, 0, 0], [10, 0.3, 0, 0], [20, 0, 0, 0]])
