@@ -34,8 +34,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
 
+from lotusim_core.catalogue import list_models, load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
-from lotusim_core.paths import config_dir
 from lotusim_core.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState
@@ -146,7 +146,6 @@ class SensorPublisher(Node):
         self._models: dict[str, str] = {}  # vessel -> model, from the worker's list_vessels
         self._list_clients: dict[str, Any] = {}
         self._pending: set[str] = set()
-        self._catalogue: dict[str, dict] = {}
         self._banks = {kind: Bank(kind, capacity) for kind in KINDS}
         self._modem_subs: dict[int, Any] = {}
         self._modem_queue: list[tuple[int, int, str, AcousticMessage]] = []
@@ -204,18 +203,11 @@ class SensorPublisher(Node):
         return self._env.origin if self._env.origin is not None else self._origin_param
 
     def _catalogue_sensors(self, model: str) -> dict:
-        if model not in self._catalogue:
-            path = config_dir() / "vehicles" / f"{model}.yaml"
-            with open(path) as handle:
-                data = yaml.safe_load(handle) or {}
-            self._catalogue[model] = {"sensors": data.get("sensors") or {}, "domain": data.get("domain", "")}
-        return self._catalogue[model]
-
-    def _known_models(self) -> list[str]:
-        return sorted(p.stem for p in (config_dir() / "vehicles").glob("*.yaml"))
+        """The `sensors:` mapping of a catalogue model (lotusim_core.catalogue, validated and cached there)."""
+        return load_vehicle(model).sensors
 
     def _model_from_name(self, name: str) -> str:
-        for model in sorted(self._known_models(), key=len, reverse=True):
+        for model in sorted(list_models(), key=len, reverse=True):
             if name == model or (name.startswith(model + "_") and name[len(model) + 1 :].isdigit()):
                 return model
         return self._default_model
@@ -282,7 +274,7 @@ class SensorPublisher(Node):
                 client.call_async(ListVessels.Request()).add_done_callback(self._on_vessel_list)
                 return {}, ""
             model = self._model_from_name(name)
-        base = self._catalogue_sensors(model)["sensors"] if model else {}
+        base = self._catalogue_sensors(model) if model else {}
         return parse_suite(merge_sensors(base, entry.get("sensors")), f"vessel {name} (model {model!r}) sensors"), model
 
     def _list_client(self, worker: str):
