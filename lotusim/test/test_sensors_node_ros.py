@@ -20,7 +20,7 @@ from sensor_msgs.msg import FluidPressure, Imu, NavSatFix, NavSatStatus  # noqa:
 
 from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
 from lotusim_core.ros_arrays import to_float64_array  # noqa: E402
-from lotusim_interfaces.msg import AIS, AcousticMessage, FleetState  # noqa: E402
+from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, FleetState  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 
 STEP_NS = 10_000_000  # 100 Hz physics
@@ -33,6 +33,7 @@ VESSELS = {
             "dvl": {"max_rate_hz": 5},
             "gps": {"rate_hz": 5},
             "modem": {},
+            "usbl": {"rate_hz": 1, "range_noise_std_m": 0.0, "angle_noise_std_rad": 0.0},
         }
     },
     "usv": {
@@ -65,6 +66,7 @@ def rig(ros_context):
         Parameter("seed", value=42),
         Parameter("origin_latitude_deg", value=36.8),
         Parameter("origin_longitude_deg", value=-121.9),
+        Parameter("acoustic_beacons_yaml", value="{dock: [0.0, 0.0, -50.0]}"),
     ]
     sensors = SensorPublisher(context=ros_context, parameter_overrides=params)
     test = rclpy.create_node("sensor_test", context=ros_context)
@@ -103,6 +105,7 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
         ("/usv/ais", AIS),
         ("/lotusim/ais", AIS),
         ("/usv/modem/rx", AcousticMessage),
+        ("/auv/acoustic/range", AcousticRange),
     ]:
         collect(topic, kind)
     state_pub = test.create_publisher(FleetState, "/lotusim/fleet_state", 10)
@@ -175,6 +178,16 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
     assert bytes(rx.data) == b"hi!" and rx.source == "auv" and rx.range_m == pytest.approx(distance)
     assert rx.travel_time_s == pytest.approx(distance / 1500.0)
     assert rx.header.stamp.sec * 10**9 + rx.header.stamp.nanosec == 200_000_000 + round(distance / 1500.0 * 1e9)
+    # USBL at 1 Hz: the beacon 40 m straight below at 0, 1, 2 s; the USV (500.1 m away) at 0 and 1 s only
+    ranges = got["/auv/acoustic/range"]
+    dock = [m for m in ranges if m.target == "dock"]
+    usv = [m for m in ranges if m.target == "usv"]
+    assert len(dock) == 3 and len(usv) == 2 and len(ranges) == 5
+    assert dock[0].range_m == pytest.approx(40.0) and dock[0].elevation_rad == pytest.approx(-np.pi / 2)
+    assert usv[0].range_m == pytest.approx(distance) and usv[0].travel_time_s == pytest.approx(distance / 1500.0)
+    # heading north, the USV (300 m east, 400 m north) is 36.87 deg to the right: bearing -atan2(300, 400)
+    assert usv[0].bearing_rad == pytest.approx(-np.arctan2(300.0, 400.0))
+    assert usv[0].header.frame_id == "auv/base_link"
     # the USV left at 1.01 s: its publishers are gone
     assert test.get_publishers_info_by_topic("/usv/gps/fix") == []
     assert len(test.get_publishers_info_by_topic("/auv/imu/data")) == 1
