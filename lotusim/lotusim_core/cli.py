@@ -12,6 +12,7 @@ import sys
 # module path of each subcommand group, in help order
 SUBCOMMANDS = [
     "lotusim_core.cli_run",
+    "lotusim_core.cli_fleet",
     "lotusim_core.cli_current_eval",
     "lotusim_core.cli_current_profile",
     "lotusim_core.cli_bench",

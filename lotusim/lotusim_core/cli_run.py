@@ -1,87 +1,252 @@
-"""`lotusim run` and `lotusim demo`: start the simulation nodes in one process (the same node classes that
-the launch files start), with a status line and a clean shutdown on Ctrl-C."""
+"""`lotusim run SCENARIO` and `lotusim demo`: a scenario's simulation without `ros2 launch`.
+
+scenario -> plan (lotusim_core.scenario) -> node specs (lotusim_core.launch_plan, the same list sim.launch.py
+uses) -> one process per node (lotusim_core.process_launcher) -> vessels spawned through the MAS action, a live
+status line (sim time, RTF, vessels), optional recording (rosbag2 / MCAP) and trajectory plot, and a clean stop
+on Ctrl-C or after `--duration` seconds of sim time.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
+DEMO_SCENARIO = "mixed_fleet_brest"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="start the simulation nodes (Ctrl-C to stop)")
-    run.add_argument("--duration", type=float, default=0.0, help="stop after this many wall seconds (0: run until Ctrl-C)")
+    run = sub.add_parser("run", help="run a scenario (config/scenarios/<name>.yaml or a path); Ctrl-C stops it")
+    run.add_argument("scenario", nargs="?", default="single_auv", help="scenario name or YAML file")
+    _run_arguments(run)
     run.set_defaults(func=cmd_run)
-    demo = sub.add_parser("demo", help="run the demo headless and print a summary")
-    demo.add_argument("--duration", type=float, default=2.0, help="wall seconds to run")
+    demo = sub.add_parser(
+        "demo",
+        help=f"run the {DEMO_SCENARIO} fleet headless, print a summary, write a trajectory plot and an MCAP recording",
+    )
+    demo.add_argument("--out", default="out/demo", help="output directory (plot, recording, node logs)")
+    demo.add_argument("--duration", type=float, default=120.0, help="sim seconds to run")
+    demo.add_argument("--rtf", type=float, default=10.0, help="real-time factor (mode scaled)")
     demo.set_defaults(func=cmd_demo)
 
 
-def _start_nodes():
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
-    from lotusim_env.current_server import CurrentServer
-
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    executor = SingleThreadedExecutor(context=context)
-    nodes = [CurrentServer(context=context)]
-    for node in nodes:
-        executor.add_node(node)
-    return context, executor, nodes
-
-
-def _stop_nodes(context, executor, nodes) -> None:
-    executor.shutdown()
-    for node in nodes:
-        node.destroy_node()
-    context.try_shutdown()
+def _run_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--duration",
+        type=float,
+        default=0.0,
+        help="stop after this many sim seconds (0: the scenario's duration, or run until Ctrl-C)",
+    )
+    run.add_argument("--mode", default="", choices=["", "realtime", "scaled", "fast", "lockstep"])
+    run.add_argument("--rtf", default="", help="real-time factor (!= 1 selects mode scaled)")
+    run.add_argument("--workers", default="", help="number of dynamics workers")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="scenario override, e.g. --set physics.step_s=0.01 (repeatable)",
+    )
+    run.add_argument("--headless", action="store_true", help="no RViz markers")
+    run.add_argument(
+        "--record", default="", help="record fleet state, stats, clock and odometry to this rosbag2/MCAP directory"
+    )
+    run.add_argument("--plot", default="", help="write the vessels' trajectories to this PNG at the end")
+    run.add_argument("--log-dir", default="", help="keep the nodes' logs here (default: a temporary directory)")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    context, executor, nodes = _start_nodes()
-    print(f"lotusim: simulation running (nodes: {', '.join(n.get_name() for n in nodes)}); Ctrl-C to stop", flush=True)
-    start = time.monotonic()
-    try:
-        while context.ok() and (args.duration <= 0 or time.monotonic() - start < args.duration):
-            executor.spin_once(timeout_sec=0.1)
-    except KeyboardInterrupt:
-        print("\nlotusim: stopping", flush=True)
-    finally:
-        _stop_nodes(context, executor, nodes)
-    return 0
+    from lotusim_core import launch_plan
+
+    scenario, overrides = launch_plan.scenario_from_arguments(
+        args.scenario, str(args.rtf), str(args.workers), args.mode, " ".join(args.set)
+    )
+    summary = run_scenario(scenario, args.duration, args.headless, args.record, args.plot, args.log_dir)
+    return 0 if summary["ok"] else 1
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Start the nodes, query them over DDS as a client would, and print what they answered."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    record = out / time.strftime("recording_%Y%m%d_%H%M%S")
+    plot = out / "trajectories.png"
+    ns = argparse.Namespace(
+        scenario=DEMO_SCENARIO,
+        duration=args.duration,
+        mode="scaled",
+        rtf=str(args.rtf),
+        workers="",
+        set=[],
+        headless=True,
+        record=str(record),
+        plot=str(plot),
+        log_dir=str(out / "logs"),
+    )
+    return cmd_run(ns)
+
+
+def _status_printer():
+    interactive = sys.stdout.isatty()
+    last = [0.0]
+
+    def show(text: str, force: bool = False) -> None:
+        now = time.monotonic()
+        if interactive:
+            print(f"\r{text}\033[K", end="", flush=True)
+        elif force or now - last[0] >= 5.0:  # logs: one line every 5 s
+            print(text, flush=True)
+            last[0] = now
+
+    return show
+
+
+def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot: str, log_dir: str) -> dict:
+    """Start the scenario's nodes, spawn its vessels, run, stop; return the summary (also printed)."""
     import rclpy
+    from rclpy.action import ActionClient
+    from rclpy.parameter import Parameter
 
-    from lotusim_interfaces.srv import QueryCurrent
+    from lotusim_core import launch_plan
+    from lotusim_core.node_runner import STOP, install_stop_signals, make_executor
+    from lotusim_core.process_launcher import ProcessLauncher
+    from lotusim_core.trajectories import TrajectoryLog
+    from lotusim_interfaces.action import FleetCommand
+    from lotusim_interfaces.msg import FleetState, SimStats
 
-    context, executor, nodes = _start_nodes()
-    client_node = rclpy.create_node("lotusim_demo_client", context=context)
-    executor.add_node(client_node)
-    try:
-        print(f"lotusim: simulation running (nodes: {', '.join(n.get_name() for n in nodes)})", flush=True)
-        client = client_node.create_client(QueryCurrent, "/lotusim/query_current")
-        deadline = time.monotonic() + 10.0
-        while not client.service_is_ready() and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.1)
-        future = client.call_async(QueryCurrent.Request(time_s=0.0, points_enu=[0.0, 0.0, -10.0]))
-        executor.spin_until_future_complete(future, timeout_sec=10.0)
-        reply = future.result()
-        if reply is None or not reply.success:
-            print("lotusim: error: the current service did not answer", flush=True)
-            return 1
-        velocity = np.frombuffer(reply.velocities_enu, dtype=float)
-        print(f"lotusim: current at 10 m depth = {velocity.round(3).tolist()} m/s (ENU)", flush=True)
-        end = time.monotonic() + args.duration
-        while time.monotonic() < end:
-            executor.spin_once(timeout_sec=0.1)
-        print("lotusim: demo finished", flush=True)
-    finally:
-        client_node.destroy_node()
-        _stop_nodes(context, executor, nodes)
-    return 0
+    plan = scenario.plan()
+    duration_s = duration_s or (plan.duration_s or 0.0)
+    specs = launch_plan.node_specs(plan, headless)
+    print(
+        f"lotusim: scenario {plan.name}: {len(plan.vessels)} vessels, {len(plan.dynamics_nodes)} worker(s), "
+        f"{len(plan.controllers)} controller(s); starting {len(specs)} nodes",
+        flush=True,
+    )
+    install_stop_signals()
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(
+        "lotusim_run", context=context, parameter_overrides=[Parameter("use_sim_time", value=True)]
+    )
+    executor = make_executor(context)
+    executor.add_node(node)
+    stats: dict[str, SimStats] = {}
+    node.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.__setitem__(m.worker, m), 10)
+    trajectories = TrajectoryLog(period_s=1.0)
+    node.create_subscription(FleetState, "/lotusim/fleet_state", trajectories.add, 100)
+    show = _status_printer()
+    summary = {"ok": False, "scenario": plan.name}
+    recorder = None
+    wall_start = time.monotonic()
+    with ProcessLauncher(specs, log_dir or None) as launcher:
+
+        def alive() -> None:
+            dead = launcher.dead()
+            if dead:
+                raise RuntimeError(f"node {dead[0]} exited:\n{launcher.log_tail(dead[0])}")
+
+        def spin_until(predicate, timeout_s: float, what: str) -> None:
+            deadline = time.monotonic() + timeout_s
+            while not predicate():
+                alive()
+                if STOP.is_set():
+                    raise KeyboardInterrupt
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"lotusim run: {what} within {timeout_s:.0f} s")
+                executor.spin_once(timeout_sec=0.05)
+
+        try:
+            if record:
+                recorder = _start_recorder(node, record, plan)
+            client = ActionClient(node, FleetCommand, "/lotusim/fleet_command")
+            spin_until(client.server_is_ready, 60.0, "the MAS server did not come up")
+            workers = len(plan.dynamics_nodes)
+            spin_until(lambda: len(stats) >= workers, 60.0, "the dynamics workers did not report")
+            result = _spawn(client, plan.spawn_items(), spin_until)
+            summary["spawned"], summary["spawn_failed"] = result.succeeded, result.failed
+            for r in result.results:
+                if not r.ok:
+                    print(f"lotusim: vessel {r.name}: {r.reason}", flush=True)
+            spin_until(
+                lambda: all(s.vessel_count > 0 for s in stats.values()) or not result.succeeded,
+                30.0,
+                "the workers did not report their vessels",
+            )
+            sim_start = min(s.sim_time_s for s in stats.values())
+            summary["sim_start_s"] = sim_start
+            until = f"running for {duration_s:.0f} s of sim time" if duration_s else "Ctrl-C to stop"
+            print(f"lotusim: {result.succeeded} vessels spawned ({result.failed} failed); {until}", flush=True)
+            while not STOP.is_set():
+                alive()
+                executor.spin_once(timeout_sec=0.05)
+                if stats:
+                    sim_s = min(s.sim_time_s for s in stats.values())
+                    rtf = sum(s.real_time_factor for s in stats.values()) / len(stats)
+                    vessels = sum(s.vessel_count for s in stats.values())
+                    show(f"lotusim: sim {sim_s:8.1f} s | RTF {rtf:7.2f} | {vessels} vessels | {len(stats)} worker(s)")
+                    if duration_s and sim_s >= sim_start + duration_s:
+                        break
+            summary["ok"] = True
+        except KeyboardInterrupt:
+            summary["ok"] = True
+        except (RuntimeError, TimeoutError) as exc:
+            print(f"\nlotusim: error: {exc}", file=sys.stderr, flush=True)
+        finally:
+            print("", flush=True)
+            if recorder is not None:
+                recorder.close()
+            executor.shutdown()
+            node.destroy_node()
+            context.try_shutdown()
+    wall_s = time.monotonic() - wall_start
+    sim_s = max((s.sim_time_s for s in stats.values()), default=0.0) - summary.get("sim_start_s", 0.0)
+    summary.update(
+        vessels=sum(s.vessel_count for s in stats.values()), sim_time_s=round(sim_s, 3), wall_time_s=round(wall_s, 3)
+    )
+    summary["mean_rtf"] = round(sim_s / wall_s, 3) if wall_s else 0.0
+    print(
+        f"lotusim: {plan.name}: {summary['vessels']} vessels, {sim_s:.1f} s of sim time in {wall_s:.1f} s of wall "
+        f"time (mean RTF {summary['mean_rtf']:.2f} including start-up)",
+        flush=True,
+    )
+    if recorder is not None:
+        total = sum(recorder.counts.values())
+        print(
+            f"lotusim: recording {recorder.path} ({total} messages; open it with `ros2 bag info`, Foxglove or "
+            "PlotJuggler)",
+            flush=True,
+        )
+        summary["recording"] = str(recorder.path)
+    if plot and trajectories.names():
+        trajectories.plot(plot, title=f"{plan.name}: {sim_s:.0f} s of sim time")
+        print(f"lotusim: trajectory plot {plot}", flush=True)
+        summary["plot"] = plot
+    return summary
+
+
+def _spawn(client, items, spin_until):
+    from lotusim_interfaces.action import FleetCommand
+
+    def progress(fb) -> None:
+        f = fb.feedback
+        print(f"\rlotusim: spawning {f.done}/{f.total}", end="", flush=True)
+
+    goal = client.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=progress)
+    spin_until(goal.done, 60.0, "the spawn goal was not accepted")
+    result = goal.result().get_result_async()
+    spin_until(result.done, 600.0, "the spawn did not finish")
+    print("", flush=True)
+    return result.result().result
+
+
+def _start_recorder(node, path: str, plan):
+    from nav_msgs.msg import Odometry
+    from rosgraph_msgs.msg import Clock
+
+    from lotusim_core.recorder import BagRecorder
+    from lotusim_interfaces.msg import FleetState, SimStats
+
+    topics = {"/clock": Clock, "/lotusim/fleet_state": FleetState, "/lotusim/stats": SimStats}
+    if len(plan.vessels) <= 100:
+        topics.update({f"/{v.name}/odom": Odometry for v in plan.vessels})
+    return BagRecorder(node, path, topics)
