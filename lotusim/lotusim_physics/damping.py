@@ -10,13 +10,27 @@ from __future__ import annotations
 
 from numba import njit
 
+from lotusim_physics import layout as L
 
-@njit(cache=True)
-def damping_times_nu_r(dl, dq, nu_r, out):
-    """out[0:6] = D_lin nu_r + D_quad (|nu_r| o nu_r); dl, dq (36,) row-major."""
-    for i in range(6):
+
+@njit(cache=True, inline="always")
+def matvec6(prm, off, x, out):
+    """out[0:6] = A x for the row-major 6x6 matrix A stored at prm[off : off + 36]."""
+    for j in range(6):
         s = 0.0
-        for j in range(6):
-            x = nu_r[j]
-            s += dl[6 * i + j] * x + dq[6 * i + j] * abs(x) * x
-        out[i] = s
+        for k in range(6):
+            s += prm[off + 6 * j + k] * x[k]
+        out[j] = s
+
+
+@njit(cache=True, inline="always")
+def damping_times_nu_r(prm, nu_r, tmp, out):
+    """out[0:6] = D_lin nu_r + D_quad (|nu_r| o nu_r) for the packed vessel parameters prm; tmp (6,) scratch."""
+    for j in range(6):
+        tmp[j] = abs(nu_r[j]) * nu_r[j]
+    dl, dq = L.V_DL, L.V_DQ
+    for j in range(6):
+        s = 0.0
+        for k in range(6):
+            s += prm[dl + 6 * j + k] * nu_r[k] + prm[dq + 6 * j + k] * tmp[k]
+        out[j] = s

@@ -20,83 +20,64 @@ from numba import njit
 
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_times_nu_r
-from lotusim_physics.damping import damping_times_nu_r
+from lotusim_physics.damping import damping_times_nu_r, matvec6
 from lotusim_physics.fins import add_fin_wrench
 from lotusim_physics.kinematics import quat_derivative, rotation_from_quat
 from lotusim_physics.restoring import restoring_surface, restoring_underwater
 from lotusim_physics.rigid_body import c_rb_times_nu
 from lotusim_physics.wind import add_wind_wrench
 
-SCRATCH_SIZE = 64
-
 
 @njit(cache=True)
-def vessel_derivative(x, vrow, fp, f0, nf, tau_thr, wrench, cur_ned, wind_ned, rho, g, xdot, scratch):
-    """xdot (13,) = d/dt [p_ned (3), q_ned_frd (4), nu (6)] of one vessel; scratch (SCRATCH_SIZE,).
+def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, rmat, nu_r, a6, crb, ca, dmp, gv, rhs):
+    """xdot (13,) = d/dt [p_ned (3), q_ned_frd (4), nu (6)] of vessel i at state x (13,).
 
-    vrow: the vessel's packed parameters (layout.V_*); fp rows f0 .. f0 + nf: its fins (deflection in F_STATE);
-    tau_thr (6,) the thruster wrench; wrench (6,) the commanded body wrench; cur_ned, wind_ned (3,) m/s."""
-    rmat = scratch[0:9]
-    nu_r = scratch[9:15]
-    crb = scratch[15:21]
-    ca = scratch[21:27]
-    tmp6 = scratch[27:33]
-    dmp = scratch[33:39]
-    gv = scratch[39:45]
-    rhs = scratch[45:51]
-    q = x[3:7]
-    nu = x[7:13]
-    rotation_from_quat(q, rmat)
+    prm = vp[i]: the vessel's packed parameters (layout.V_*); xs[i]: its commanded body wrench and the water / air
+    velocities (NED, m/s) at the vessel; fp rows f0 .. f0 + nf: its fins (deflection in F_STATE); tau_thr (6,):
+    the thruster wrench. rmat (9,), nu_r, a6, crb, ca, dmp, gv, rhs (6,): scratch."""
+    rotation_from_quat(x, 3, rmat)
+    cn, ce, cd = xs[i, L.X_CUR], xs[i, L.X_CUR + 1], xs[i, L.X_CUR + 2]
     # current in the body: v_c = R^T V_c
-    vcx = rmat[0] * cur_ned[0] + rmat[3] * cur_ned[1] + rmat[6] * cur_ned[2]
-    vcy = rmat[1] * cur_ned[0] + rmat[4] * cur_ned[1] + rmat[7] * cur_ned[2]
-    vcz = rmat[2] * cur_ned[0] + rmat[5] * cur_ned[1] + rmat[8] * cur_ned[2]
-    nu_r[0] = nu[0] - vcx
-    nu_r[1] = nu[1] - vcy
-    nu_r[2] = nu[2] - vcz
-    nu_r[3] = nu[3]
-    nu_r[4] = nu[4]
-    nu_r[5] = nu[5]
-    p, qr, r = nu[3], nu[4], nu[5]
+    vcx = rmat[0] * cn + rmat[3] * ce + rmat[6] * cd
+    vcy = rmat[1] * cn + rmat[4] * ce + rmat[7] * cd
+    vcz = rmat[2] * cn + rmat[5] * ce + rmat[8] * cd
+    u, v, w, p, qr, r = x[7], x[8], x[9], x[10], x[11], x[12]
+    nu_r[0] = u - vcx
+    nu_r[1] = v - vcy
+    nu_r[2] = w - vcz
+    nu_r[3] = p
+    nu_r[4] = qr
+    nu_r[5] = r
     # nu_c_dot = -w x v_c (current constant in NED)
     ncx = -(qr * vcz - r * vcy)
     ncy = -(r * vcx - p * vcz)
     ncz = -(p * vcy - qr * vcx)
     # generalised force tau
-    for i in range(6):
-        rhs[i] = tau_thr[i] + wrench[i]
+    for j in range(6):
+        rhs[j] = tau_thr[j] + xs[i, L.X_WRENCH + j]
     for k in range(f0, f0 + nf):
-        add_fin_wrench(fp[k], fp[k, L.F_STATE], rho, nu_r[0], nu_r[1], nu_r[2], rhs)
-    if vrow[L.V_HASWIND] > 0.0:
-        add_wind_wrench(
-            rmat, wind_ned, nu[0], nu[1], vrow[L.V_RHOAIR], vrow[L.V_AF], vrow[L.V_AL], vrow[L.V_LEN],
-            vrow[L.V_CX], vrow[L.V_CY], vrow[L.V_CN], rhs,
-        )  # fmt: skip
-    # - C_RB(nu) nu - C_A(nu_r) nu_r - D(nu_r) nu_r - g(eta)
-    c_rb_times_nu(vrow[L.V_MASS], vrow[L.V_RG : L.V_RG + 3], vrow[L.V_IO : L.V_IO + 9], nu, crb)
-    c_a_times_nu_r(vrow[L.V_MA : L.V_MA + 36], vrow[L.V_CAMASK : L.V_CAMASK + 36], nu_r, tmp6, ca)
-    damping_times_nu_r(vrow[L.V_DL : L.V_DL + 36], vrow[L.V_DQ : L.V_DQ + 36], nu_r, dmp)
-    if vrow[L.V_SURFACE] > 0.0:
-        restoring_surface(
-            rmat, x[2], vrow[L.V_W], vrow[L.V_RG : L.V_RG + 3], rho, g, vrow[L.V_AWP], vrow[L.V_GMT],
-            vrow[L.V_GML], vrow[L.V_BOXDRAFT], gv,
-        )  # fmt: skip
+        add_fin_wrench(fp, k, rho, nu_r[0], nu_r[1], nu_r[2], rhs)
+    if prm[L.V_HASWIND] > 0.0:
+        add_wind_wrench(rmat, xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2], u, v, prm, rhs)
+    # - C_RB(nu) nu - C_A(nu_r) nu_r - D(nu_r) nu_r - g(eta) + M_A nu_c_dot
+    for j in range(6):
+        a6[j] = x[7 + j]
+    c_rb_times_nu(prm, a6, crb)
+    c_a_times_nu_r(prm, nu_r, a6, ca)
+    damping_times_nu_r(prm, nu_r, a6, dmp)
+    if prm[L.V_SURFACE] > 0.0:
+        restoring_surface(rmat, x[2], prm, rho, g, gv)
     else:
-        restoring_underwater(rmat, vrow[L.V_W], vrow[L.V_B], vrow[L.V_RG : L.V_RG + 3], vrow[L.V_RB : L.V_RB + 3], gv)
-    ma = L.V_MA
-    for i in range(6):
-        rhs[i] += (
-            -crb[i] - ca[i] - dmp[i] - gv[i]
-            + vrow[ma + 6 * i] * ncx + vrow[ma + 6 * i + 1] * ncy + vrow[ma + 6 * i + 2] * ncz
-        )  # fmt: skip
+        restoring_underwater(rmat, prm, gv)
+    a6[0], a6[1], a6[2], a6[3], a6[4], a6[5] = ncx, ncy, ncz, 0.0, 0.0, 0.0
+    matvec6(prm, L.V_MA, a6, nu_r)  # M_A nu_c_dot (nu_r is no longer needed)
+    for j in range(6):
+        rhs[j] += -crb[j] - ca[j] - dmp[j] - gv[j] + nu_r[j]
     # nu_dot = M^-1 rhs
-    mi = L.V_MINV
-    for i in range(6):
-        s = 0.0
-        for j in range(6):
-            s += vrow[mi + 6 * i + j] * rhs[j]
-        xdot[7 + i] = s
+    matvec6(prm, L.V_MINV, rhs, a6)
+    for j in range(6):
+        xdot[7 + j] = a6[j]
     # kinematics: p_dot = R v, q_dot = 1/2 q (x) [0, w]
-    for i in range(3):
-        xdot[i] = rmat[3 * i] * nu[0] + rmat[3 * i + 1] * nu[1] + rmat[3 * i + 2] * nu[2]
-    quat_derivative(q, p, qr, r, xdot[3:7])
+    for j in range(3):
+        xdot[j] = rmat[3 * j] * u + rmat[3 * j + 1] * v + rmat[3 * j + 2] * w
+    quat_derivative(x, 3, p, qr, r, xdot, 3)

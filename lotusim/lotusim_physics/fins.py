@@ -24,8 +24,10 @@ import math
 
 from numba import njit
 
+from lotusim_physics import layout as L
 
-@njit(cache=True)
+
+@njit(cache=True, inline="always")
 def lift_coefficient(delta, slope, stall, post_slope):
     """C_L(delta): linear up to the stall angle, then the post-stall slope (odd function)."""
     a = abs(delta)
@@ -33,7 +35,7 @@ def lift_coefficient(delta, slope, stall, post_slope):
     return cl if delta >= 0.0 else -cl
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def fin_servo(delta, command, max_angle, tau_s, rate_limit, h):
     """Deflection after h: first-order lag towards the clipped command, then the rate limit (rad)."""
     c = min(max(command, -max_angle), max_angle)
@@ -44,29 +46,30 @@ def fin_servo(delta, command, max_angle, tau_s, rate_limit, h):
     return target
 
 
-@njit(cache=True)
-def add_fin_wrench(fp_row, delta, rho, u, v, w, out):
-    """out[0:6] += wrench of one fin (Eqs. 4-9) for the body relative linear velocity (u, v, w)."""
-    cphi, sphi = fp_row[3], fp_row[4]
+@njit(cache=True, inline="always")
+def add_fin_wrench(fp, k, rho, u, v, w, out):
+    """out[0:6] += wrench of fin row k of the fin pool fp (Eqs. 4-9) for the body relative velocity (u, v, w)."""
+    cphi, sphi = fp[k, L.F_COS], fp[k, L.F_SIN]
+    delta = fp[k, L.F_STATE]
     sy, sz = sphi, -cphi  # span direction (s_x = 0)
     along = v * sy + w * sz
     vpx, vpy, vpz = u, v - along * sy, w - along * sz  # in-plane relative velocity
     vi2 = vpx * vpx + vpy * vpy + vpz * vpz
     if vi2 <= 0.0:
         return
-    q_area = 0.5 * rho * vi2 * fp_row[5]
-    cl = lift_coefficient(delta, fp_row[6], fp_row[7], fp_row[8])
+    q_area = 0.5 * rho * vi2 * fp[k, L.F_AREA]
+    cl = lift_coefficient(delta, fp[k, L.F_SLOPE], fp[k, L.F_STALL], fp[k, L.F_POST])
     lift = q_area * cl
     if u < 0.0:
         lift = -lift
     fx, fy, fz = 0.0, -lift * cphi, -lift * sphi
-    drag = q_area * (fp_row[9] + fp_row[10] * delta * delta)
+    drag = q_area * (fp[k, L.F_CD0] + fp[k, L.F_KIND] * delta * delta)
     if drag != 0.0:
         vn = math.sqrt(vi2)
         fx -= drag * vpx / vn
         fy -= drag * vpy / vn
         fz -= drag * vpz / vn
-    rx, ry, rz = fp_row[0], fp_row[1], fp_row[2]
+    rx, ry, rz = fp[k, L.F_POS], fp[k, L.F_POS + 1], fp[k, L.F_POS + 2]
     out[0] += fx
     out[1] += fy
     out[2] += fz

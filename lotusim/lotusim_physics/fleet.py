@@ -24,9 +24,9 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
 from lotusim_core import frames
 from lotusim_core.vehicle_spec import VehicleSpec
-
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.faults import REASONS, FaultReport
@@ -87,6 +87,7 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
         row[L.V_CAMASK : L.V_CAMASK + 36] = c_a_mask(spec.coriolis_added_mass).reshape(-1)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
+    row[L.V_CA_MODE] = {"full": 0.0, "no_munk": 1.0, "off": 2.0}[spec.coriolis_added_mass]
     if spec.domain == "underwater":
         if not (math.isfinite(spec.volume_m3) and spec.volume_m3 >= 0.0):
             raise ValueError(f"{where}: volume_m3 must be >= 0, got {spec.volume_m3}")

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from lotusim_physics import layout as L
-from lotusim_physics.equations_of_motion import SCRATCH_SIZE, vessel_derivative
+from lotusim_physics.equations_of_motion import vessel_derivative
 from lotusim_physics.fins import fin_servo
 from lotusim_physics.kinematics import quat_normalize_inplace, quat_rotate_body_rate, rotation_from_quat
 from lotusim_physics.thrusters import rotor_lag, thrust_quadratic, thrust_t200
@@ -35,23 +35,22 @@ METHODS = {"rk4": 0, "euler": 1}
 @njit(cache=True)
 def _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr):
     """Advance rotor states and fin deflections over h; tau_thr (6,) <- thruster wrench (FRD, at CO)."""
-    for i in range(6):
-        tau_thr[i] = 0.0
+    for j in range(6):
+        tau_thr[j] = 0.0
     for k in range(t0, t0 + nt):
-        row = tp[k]
-        cmd = min(max(row[L.T_CMD], row[L.T_CMD_MIN]), row[L.T_CMD_MAX]) * row[L.T_TO_RPS]
-        s = rotor_lag(row[L.T_STATE], cmd, row[L.T_TAU], h)
-        row[L.T_STATE] = s
+        cmd = min(max(tp[k, L.T_CMD], tp[k, L.T_CMD_MIN]), tp[k, L.T_CMD_MAX]) * tp[k, L.T_TO_RPS]
+        s = rotor_lag(tp[k, L.T_STATE], cmd, tp[k, L.T_TAU], h)
+        tp[k, L.T_STATE] = s
         torque = 0.0
-        if row[L.T_MODEL] == L.T_MODEL_T200:
-            thrust = thrust_t200(s, row[L.T_CURVE : L.T_CURVE + 12], row[L.T_DEADBAND])
+        if tp[k, L.T_MODEL] == L.T_MODEL_T200:
+            thrust = thrust_t200(s, tp[k], L.T_CURVE, tp[k, L.T_DEADBAND])
         else:
-            thrust = thrust_quadratic(rho, row[L.T_DIAM], row[L.T_KT], row[L.T_KT_REV], s)
-            torque = rho * row[L.T_DIAM] ** 5 * row[L.T_KQ] * s * abs(s)
-        row[L.T_THRUST] = thrust
-        dx, dy, dz = row[L.T_DIR], row[L.T_DIR + 1], row[L.T_DIR + 2]
+            thrust = thrust_quadratic(rho, tp[k, L.T_DIAM], tp[k, L.T_KT], tp[k, L.T_KT_REV], s)
+            torque = rho * tp[k, L.T_DIAM] ** 5 * tp[k, L.T_KQ] * s * abs(s)
+        tp[k, L.T_THRUST] = thrust
+        dx, dy, dz = tp[k, L.T_DIR], tp[k, L.T_DIR + 1], tp[k, L.T_DIR + 2]
         fx, fy, fz = thrust * dx, thrust * dy, thrust * dz
-        rx, ry, rz = row[L.T_POS], row[L.T_POS + 1], row[L.T_POS + 2]
+        rx, ry, rz = tp[k, L.T_POS], tp[k, L.T_POS + 1], tp[k, L.T_POS + 2]
         tau_thr[0] += fx
         tau_thr[1] += fy
         tau_thr[2] += fz
@@ -59,15 +58,16 @@ def _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr):
         tau_thr[4] += rz * fx - rx * fz + torque * dy
         tau_thr[5] += rx * fy - ry * fx + torque * dz
     for k in range(f0, f0 + nf):
-        row = fp[k]
-        row[L.F_STATE] = fin_servo(row[L.F_STATE], row[L.F_CMD], row[L.F_MAX], row[L.F_TAU], row[L.F_RATE], h)
+        fp[k, L.F_STATE] = fin_servo(
+            fp[k, L.F_STATE], fp[k, L.F_CMD], fp[k, L.F_MAX], fp[k, L.F_TAU], fp[k, L.F_RATE], h
+        )
 
 
 @njit(cache=True)
 def _check(x, max_speed, max_rate, max_pos):
     """Fault code of a state x (13,): 0 if finite and within limits."""
-    for i in range(L.X_STATE):
-        if not math.isfinite(x[i]):
+    for j in range(L.X_STATE):
+        if not math.isfinite(x[j]):
             return L.FAULT_NONFINITE_STATE
     if x[7] * x[7] + x[8] * x[8] + x[9] * x[9] > max_speed * max_speed:
         return L.FAULT_SPEED
@@ -82,69 +82,74 @@ def _check(x, max_speed, max_rate, max_pos):
 def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho, g, max_speed, max_rate, max_pos):
     """Advance vessels 0 .. n-1 by dt; returns the number of vessels frozen by this step (codes in status)."""
     h = dt / substeps
-    scratch = np.empty(SCRATCH_SIZE)
-    x0 = np.empty(L.X_STATE)
-    xt = np.empty(L.X_STATE)
-    k1 = np.empty(L.X_STATE)
-    k2 = np.empty(L.X_STATE)
-    k3 = np.empty(L.X_STATE)
-    k4 = np.empty(L.X_STATE)
+    ns = L.X_STATE
+    x0 = np.empty(ns)
+    x = np.empty(ns)
+    xt = np.empty(ns)
+    k1 = np.empty(ns)
+    k2 = np.empty(ns)
+    k3 = np.empty(ns)
+    k4 = np.empty(ns)
     tau_thr = np.empty(6)
     rmat = np.empty(9)
+    w6 = np.empty((7, 6))  # scratch of vessel_derivative
+    nu_r, a6, crb, ca, dmp, gv, rhs = w6[0], w6[1], w6[2], w6[3], w6[4], w6[5], w6[6]
     nfault = 0
     for i in range(n):
         if frozen[i]:
             continue
-        row = xs[i]
         env_ok = True
         for j in range(L.X_CUR, L.X_WIND + 3):
-            if not math.isfinite(row[j]):
+            if not math.isfinite(xs[i, j]):
                 env_ok = False
         if not env_ok:
             frozen[i] = True
             status[i] = L.FAULT_NONFINITE_ENV
             nfault += 1
             continue
-        x = row[0 : L.X_STATE]
-        for j in range(L.X_STATE):
-            x0[j] = x[j]
-        vrow = vp[i]
+        for j in range(ns):
+            x0[j] = xs[i, j]
+            x[j] = xs[i, j]
         t0, nt, f0, nf = vi[i, 0], vi[i, 1], vi[i, 2], vi[i, 3]
-        wrench = row[L.X_WRENCH : L.X_WRENCH + 6]
-        cur = row[L.X_CUR : L.X_CUR + 3]
-        wind = row[L.X_WIND : L.X_WIND + 3]
+        prm = vp[i]  # the vessel's packed parameters (one contiguous row)
         for _ in range(substeps):
             _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
             if method == 0:
-                vessel_derivative(x, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k1, scratch)
-                for j in range(L.X_STATE):
+                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1, rmat, nu_r, a6, crb, ca, dmp, gv, rhs)
+                for j in range(ns):
                     xt[j] = x[j] + 0.5 * h * k1[j]
-                vessel_derivative(xt, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k2, scratch)
-                for j in range(L.X_STATE):
+                vessel_derivative(
+                    xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k2, rmat, nu_r, a6, crb, ca, dmp, gv, rhs
+                )
+                for j in range(ns):
                     xt[j] = x[j] + 0.5 * h * k2[j]
-                vessel_derivative(xt, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k3, scratch)
-                for j in range(L.X_STATE):
+                vessel_derivative(
+                    xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k3, rmat, nu_r, a6, crb, ca, dmp, gv, rhs
+                )
+                for j in range(ns):
                     xt[j] = x[j] + h * k3[j]
-                vessel_derivative(xt, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k4, scratch)
-                for j in range(L.X_STATE):
+                vessel_derivative(
+                    xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k4, rmat, nu_r, a6, crb, ca, dmp, gv, rhs
+                )
+                for j in range(ns):
                     x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
-                quat_normalize_inplace(x[3:7])
+                quat_normalize_inplace(x, 3)
             else:
-                vessel_derivative(x, vrow, fp, f0, nf, tau_thr, wrench, cur, wind, rho, g, k1, scratch)
-                rotation_from_quat(x[3:7], rmat)
+                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1, rmat, nu_r, a6, crb, ca, dmp, gv, rhs)
+                rotation_from_quat(x, 3, rmat)
                 for j in range(6):
                     x[7 + j] = x[7 + j] + h * k1[7 + j]
                 for j in range(3):
                     x[j] = x[j] + h * (rmat[3 * j] * x[7] + rmat[3 * j + 1] * x[8] + rmat[3 * j + 2] * x[9])
-                quat_rotate_body_rate(x[3:7], x[10], x[11], x[12], h)
+                quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)
         code = _check(x, max_speed, max_rate, max_pos)
         if code != L.FAULT_NONE:
-            for j in range(L.X_STATE):
-                x[j] = x0[j]
             frozen[i] = True
             status[i] = code
             nfault += 1
             continue
+        for j in range(ns):
+            xs[i, j] = x[j]
         for j in range(6):
-            row[L.X_NUDOT + j] = (x[7 + j] - x0[7 + j]) / dt
+            xs[i, L.X_NUDOT + j] = (x[7 + j] - x0[7 + j]) / dt
     return nfault

@@ -14,43 +14,43 @@ import math
 from numba import njit
 
 
-@njit(cache=True)
-def rotation_from_quat(q, r):
-    """r (9,) row-major R(q) of the unit quaternion q (4,) = (w, x, y, z): body FRD -> NED."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
+@njit(cache=True, inline="always")
+def rotation_from_quat(x, o, r):
+    """r (9,) row-major R(q) of the unit quaternion q = x[o:o+4] (w, x, y, z): body FRD -> NED."""
+    w, qx, y, z = x[o], x[o + 1], x[o + 2], x[o + 3]
     r[0] = 1.0 - 2.0 * (y * y + z * z)
-    r[1] = 2.0 * (x * y - z * w)
-    r[2] = 2.0 * (x * z + y * w)
-    r[3] = 2.0 * (x * y + z * w)
-    r[4] = 1.0 - 2.0 * (x * x + z * z)
-    r[5] = 2.0 * (y * z - x * w)
-    r[6] = 2.0 * (x * z - y * w)
-    r[7] = 2.0 * (y * z + x * w)
-    r[8] = 1.0 - 2.0 * (x * x + y * y)
+    r[1] = 2.0 * (qx * y - z * w)
+    r[2] = 2.0 * (qx * z + y * w)
+    r[3] = 2.0 * (qx * y + z * w)
+    r[4] = 1.0 - 2.0 * (qx * qx + z * z)
+    r[5] = 2.0 * (y * z - qx * w)
+    r[6] = 2.0 * (qx * z - y * w)
+    r[7] = 2.0 * (y * z + qx * w)
+    r[8] = 1.0 - 2.0 * (qx * qx + y * y)
 
 
-@njit(cache=True)
-def quat_derivative(q, p, qr, r, out):
-    """out (4,) = 1/2 q (x) [0, p, q, r] (the angular rate components are p, qr, r)."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    out[0] = 0.5 * (-x * p - y * qr - z * r)
-    out[1] = 0.5 * (w * p + y * r - z * qr)
-    out[2] = 0.5 * (w * qr - x * r + z * p)
-    out[3] = 0.5 * (w * r + x * qr - y * p)
+@njit(cache=True, inline="always")
+def quat_derivative(x, o, p, qr, r, out, oo):
+    """out[oo:oo+4] = 1/2 q (x) [0, p, qr, r] with q = x[o:o+4] (the angular rate components are p, qr, r)."""
+    w, qx, y, z = x[o], x[o + 1], x[o + 2], x[o + 3]
+    out[oo] = 0.5 * (-qx * p - y * qr - z * r)
+    out[oo + 1] = 0.5 * (w * p + y * r - z * qr)
+    out[oo + 2] = 0.5 * (w * qr - qx * r + z * p)
+    out[oo + 3] = 0.5 * (w * r + qx * qr - y * p)
 
 
-@njit(cache=True)
-def quat_normalize_inplace(q):
-    """Normalise q (4,) in place (keeps the sign)."""
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+@njit(cache=True, inline="always")
+def quat_normalize_inplace(x, o):
+    """Normalise the quaternion x[o:o+4] in place (keeps the sign)."""
+    n = math.sqrt(x[o] * x[o] + x[o + 1] * x[o + 1] + x[o + 2] * x[o + 2] + x[o + 3] * x[o + 3])
     if n > 0.0:
-        for i in range(4):
-            q[i] /= n
+        for k in range(4):
+            x[o + k] /= n
 
 
-@njit(cache=True)
-def quat_rotate_body_rate(q, p, qr, r, h):
-    """q <- q (x) exp(1/2 [p, qr, r] h): exact attitude update for a body rate held constant over h."""
+@njit(cache=True, inline="always")
+def quat_rotate_body_rate(x, o, p, qr, r, h):
+    """x[o:o+4] <- q (x) exp(1/2 [p, qr, r] h): exact attitude update for a body rate held constant over h."""
     wn = math.sqrt(p * p + qr * qr + r * r)
     half = 0.5 * wn * h
     if wn > 1e-300:
@@ -58,9 +58,9 @@ def quat_rotate_body_rate(q, p, qr, r, h):
         dw, dx, dy, dz = math.cos(half), p * s, qr * s, r * s
     else:
         dw, dx, dy, dz = 1.0, 0.5 * p * h, 0.5 * qr * h, 0.5 * r * h
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    q[0] = w * dw - x * dx - y * dy - z * dz
-    q[1] = w * dx + x * dw + y * dz - z * dy
-    q[2] = w * dy - x * dz + y * dw + z * dx
-    q[3] = w * dz + x * dy - y * dx + z * dw
-    quat_normalize_inplace(q)
+    w, qx, y, z = x[o], x[o + 1], x[o + 2], x[o + 3]
+    x[o] = w * dw - qx * dx - y * dy - z * dz
+    x[o + 1] = w * dx + qx * dw + y * dz - z * dy
+    x[o + 2] = w * dy - qx * dz + y * dw + z * dx
+    x[o + 3] = w * dz + qx * dy - y * dx + z * dw
+    quat_normalize_inplace(x, o)

@@ -44,7 +44,8 @@ V_CX = 207
 V_CY = 208
 V_CN = 209
 V_RHOAIR = 210  # air density, kg/m^3
-V_WIDTH = 211
+V_CA_MODE = 211  # 0 full C_A, 1 masked (no_munk), 2 off
+V_WIDTH = 212
 
 # --- vi: integer bookkeeping of each vessel (N, VI_WIDTH) --------------------------------------------------
 VI_THR_START = 0

@@ -23,22 +23,27 @@ from __future__ import annotations
 
 from numba import njit
 
+from lotusim_physics import layout as L
 
-@njit(cache=True)
-def restoring_underwater(r, weight, buoyancy, rg, rb, out):
-    """out[0:6] = g(eta) of an underwater vehicle; r (9,) R(q) row-major, rg, rb (3,) from CO (FRD)."""
+
+@njit(cache=True, inline="always")
+def restoring_underwater(r, prm, out):
+    """out[0:6] = g(eta) of an underwater vehicle; r (9,) R(q) row-major; W, B, r_g, r_b from row i of vp."""
+    weight, buoyancy = prm[L.V_W], prm[L.V_B]
+    gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
+    bx, by, bz = prm[L.V_RB], prm[L.V_RB + 1], prm[L.V_RB + 2]
     kx, ky, kz = r[6], r[7], r[8]
     fgx, fgy, fgz = weight * kx, weight * ky, weight * kz
     fbx, fby, fbz = -buoyancy * kx, -buoyancy * ky, -buoyancy * kz
     out[0] = -(fgx + fbx)
     out[1] = -(fgy + fby)
     out[2] = -(fgz + fbz)
-    out[3] = -((rg[1] * fgz - rg[2] * fgy) + (rb[1] * fbz - rb[2] * fby))
-    out[4] = -((rg[2] * fgx - rg[0] * fgz) + (rb[2] * fbx - rb[0] * fbz))
-    out[5] = -((rg[0] * fgy - rg[1] * fgx) + (rb[0] * fby - rb[1] * fbx))
+    out[3] = -((gy * fgz - gz * fgy) + (by * fbz - bz * fby))
+    out[4] = -((gz * fgx - gx * fgz) + (bz * fbx - bx * fbz))
+    out[5] = -((gx * fgy - gy * fgx) + (bx * fby - by * fbx))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def surface_buoyancy(z_ned_m, rho, g, awp, box_draft):
     """B(z) = rho g A_wp max(0, z + d_box), N: zero when the hull is above the water."""
     immersion = z_ned_m + box_draft
@@ -47,18 +52,19 @@ def surface_buoyancy(z_ned_m, rho, g, awp, box_draft):
     return rho * g * awp * immersion
 
 
-@njit(cache=True)
-def restoring_surface(r, z_ned_m, weight, rg, rho, g, awp, gmt, gml, box_draft, out):
-    """out[0:6] = g(eta) of a surface vessel (waterplane hydrostatics, see module docstring)."""
+@njit(cache=True, inline="always")
+def restoring_surface(r, z_ned_m, prm, rho, g, out):
+    """out[0:6] = g(eta) of a surface vessel (waterplane hydrostatics, see module docstring), row i of vp."""
     kx, ky, kz = r[6], r[7], r[8]
-    buoyancy = surface_buoyancy(z_ned_m, rho, g, awp, box_draft)
-    net = weight - buoyancy
+    buoyancy = surface_buoyancy(z_ned_m, rho, g, prm[L.V_AWP], prm[L.V_BOXDRAFT])
+    net = prm[L.V_W] - buoyancy
+    gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
     fx, fy, fz = net * kx, net * ky, net * kz
     out[0] = -fx
     out[1] = -fy
     out[2] = -fz
-    k_roll = -buoyancy * gmt * ky * kz
-    m_pitch = buoyancy * gml * kx * kz
-    out[3] = -((rg[1] * fz - rg[2] * fy) + k_roll)
-    out[4] = -((rg[2] * fx - rg[0] * fz) + m_pitch)
-    out[5] = -(rg[0] * fy - rg[1] * fx)
+    k_roll = -buoyancy * prm[L.V_GMT] * ky * kz
+    m_pitch = buoyancy * prm[L.V_GML] * kx * kz
+    out[3] = -((gy * fz - gz * fy) + k_roll)
+    out[4] = -((gz * fx - gx * fz) + m_pitch)
+    out[5] = -(gx * fy - gy * fx)

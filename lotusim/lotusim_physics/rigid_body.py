@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lotusim_physics import layout as L
+
 
 def skew(a) -> np.ndarray:
     """S(a): the 3x3 skew-symmetric matrix with S(a) b = a x b (Fossen 2021 eq. 2.9)."""
@@ -67,23 +69,29 @@ def cross(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@njit(cache=True)
-def c_rb_times_nu(m, rg, io, nu, out):
-    """out[0:6] = C_RB(nu) nu (see module docstring); rg (3,), io (9,) row-major I_b, nu (6,)."""
+@njit(cache=True, inline="always")
+def c_rb_times_nu(prm, nu, out):
+    """out[0:6] = C_RB(nu) nu (see module docstring) for vessel row i of the packed parameters vp, nu (6,).
+
+    (Arrays and row indices rather than slices: creating array views in the compiled hot loop costs
+    reference counting, ~20 ns each.)"""
+    m = prm[L.V_MASS]
+    gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
     u, v, w, p, q, r = nu[0], nu[1], nu[2], nu[3], nu[4], nu[5]
     # m w x v
     f1, f2, f3 = cross(p, q, r, u, v, w)
     # - m w x (r_g x w)
-    g1, g2, g3 = cross(rg[0], rg[1], rg[2], p, q, r)
+    g1, g2, g3 = cross(gx, gy, gz, p, q, r)
     h1, h2, h3 = cross(p, q, r, g1, g2, g3)
     out[0] = m * (f1 - h1)
     out[1] = m * (f2 - h2)
     out[2] = m * (f3 - h3)
     # m r_g x (w x v) + w x (I_b w)
-    k1, k2, k3 = cross(rg[0], rg[1], rg[2], f1, f2, f3)
-    i1 = io[0] * p + io[1] * q + io[2] * r
-    i2 = io[3] * p + io[4] * q + io[5] * r
-    i3 = io[6] * p + io[7] * q + io[8] * r
+    k1, k2, k3 = cross(gx, gy, gz, f1, f2, f3)
+    o = L.V_IO
+    i1 = prm[o] * p + prm[o + 1] * q + prm[o + 2] * r
+    i2 = prm[o + 3] * p + prm[o + 4] * q + prm[o + 5] * r
+    i3 = prm[o + 6] * p + prm[o + 7] * q + prm[o + 8] * r
     l1, l2, l3 = cross(p, q, r, i1, i2, i3)
     out[3] = m * k1 + l1
     out[4] = m * k2 + l2

@@ -23,8 +23,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from lotusim_core.vehicle_spec import ThrusterSpec
 from numba import njit
+
+from lotusim_core.vehicle_spec import ThrusterSpec
 
 # 003_7c0f01d86835af2a.txt, Table 2 (T200 thrust model fitted to the manufacturer curve)
 T200_TABLE2 = {
@@ -47,7 +48,7 @@ T200_DEADBAND = 0.01
 UNIT_TO_RPS = {"rpm": 1.0 / 60.0, "rps": 1.0, "rad_s": 1.0 / (2.0 * math.pi), "normalized": 1.0}
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rotor_lag(state, command, tau_s, h):
     """Exact first-order response over h of a rotor state to a command held constant."""
     if tau_s <= 0.0:
@@ -55,19 +56,20 @@ def rotor_lag(state, command, tau_s, h):
     return command + (state - command) * math.exp(-h / tau_s)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def thrust_quadratic(rho, diameter, kt, kt_rev, n_rps):
     """T = rho D^4 K_T n|n| (N), n in rev/s; K_T of the reverse quadrant for n < 0."""
     k = kt if n_rps >= 0.0 else kt_rev
     return rho * diameter**4 * k * n_rps * abs(n_rps)
 
 
-@njit(cache=True)
-def thrust_t200(cmd, curve, deadband):
-    """T200 thrust (N) of a normalised command, 003_7c0f01d86835af2a.txt Eq. 16; curve (12,) = pos set, neg set."""
+@njit(cache=True, inline="always")
+def thrust_t200(cmd, curve, o, deadband):
+    """T200 thrust (N) of a normalised command, 003_7c0f01d86835af2a.txt Eq. 16; curve[o:o+12] = pos set, neg set."""
     if abs(cmd) <= deadband:
         return 0.0
-    o = 0 if cmd > 0.0 else 6
+    if cmd < 0.0:
+        o += 6
     a, k, b, nu, c, m = curve[o], curve[o + 1], curve[o + 2], curve[o + 3], curve[o + 4], curve[o + 5]
     t = a + (k - a) / (c + math.exp(-b * (cmd - m))) ** (1.0 / nu)
     if cmd > 0.0:
@@ -99,7 +101,7 @@ def t200_thrust(cmd, curve: dict[str, float] | None = None) -> np.ndarray:
     """Vectorised T200 thrust (N) of normalised commands (for plots, docs and allocation)."""
     arr, deadband = t200_curve_array(curve)
     cmds = np.atleast_1d(np.asarray(cmd, dtype=float))
-    return np.array([thrust_t200(c, arr, deadband) for c in cmds]).reshape(np.shape(cmd))
+    return np.array([thrust_t200(c, arr, 0, deadband) for c in cmds]).reshape(np.shape(cmd))
 
 
 def allocation_matrix(thrusters: tuple[ThrusterSpec, ...] | list[ThrusterSpec]) -> np.ndarray:

@@ -19,20 +19,23 @@ import math
 
 from numba import njit
 
+from lotusim_physics import layout as L
 
-@njit(cache=True)
-def add_wind_wrench(r, wind_ned, u, v, rho_air, af, al, length, cx, cy, cn, out):
-    """out[0:6] += wind load (body FRD at CO); r (9,) R(q) row-major, wind_ned (3,) air velocity m/s."""
+
+@njit(cache=True, inline="always")
+def add_wind_wrench(r, wn, we, wd, u, v, prm, out):
+    """out[0:6] += wind load (body FRD at CO); r (9,) R(q) row-major, (wn, we, wd) air velocity NED m/s,
+    coefficients from row i of vp."""
     # body components of the air velocity: R^T V
-    uw = r[0] * wind_ned[0] + r[3] * wind_ned[1] + r[6] * wind_ned[2]
-    vw = r[1] * wind_ned[0] + r[4] * wind_ned[1] + r[7] * wind_ned[2]
+    uw = r[0] * wn + r[3] * we + r[6] * wd
+    vw = r[1] * wn + r[4] * we + r[7] * wd
     urw = u - uw
     vrw = v - vw
     v2 = urw * urw + vrw * vrw
     if v2 <= 0.0:
         return
     gamma = -math.atan2(vrw, urw)
-    q = 0.5 * rho_air * v2
-    out[0] += q * (-cx * math.cos(gamma)) * af
-    out[1] += q * (cy * math.sin(gamma)) * al
-    out[5] += q * (cn * math.sin(2.0 * gamma)) * al * length
+    q = 0.5 * prm[L.V_RHOAIR] * v2
+    out[0] += q * (-prm[L.V_CX] * math.cos(gamma)) * prm[L.V_AF]
+    out[1] += q * (prm[L.V_CY] * math.sin(gamma)) * prm[L.V_AL]
+    out[5] += q * (prm[L.V_CN] * math.sin(2.0 * gamma)) * prm[L.V_AL] * prm[L.V_LEN]
