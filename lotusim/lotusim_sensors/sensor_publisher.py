@@ -41,7 +41,22 @@ from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState
 from lotusim_interfaces.srv import ListVessels
 from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
+from lotusim_sensors.cdr import RawMessage
 from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suite
+
+STAMP = ["header.stamp.sec", "header.stamp.nanosec"]
+XYZ = ("x", "y", "z")
+# Fields rewritten at each sample in the pre-serialized messages (lotusim_sensors.cdr), in the order the values
+# are passed.
+IMU_FIELDS = [*STAMP, *(f"orientation.{a}" for a in "xyzw"), *(f"angular_velocity.{a}" for a in XYZ),
+              *(f"linear_acceleration.{a}" for a in XYZ)]  # fmt: skip
+MAG_FIELDS = [*STAMP, *(f"magnetic_field.{a}" for a in XYZ)]
+PRESSURE_FIELDS = [*STAMP, "fluid_pressure", "variance"]
+DEPTH_FIELDS = [*STAMP, "pose.pose.position.z"]
+FIX_FIELDS = [*STAMP, "status.status", "latitude", "longitude", "altitude"]
+TWIST_FIELDS = [*STAMP, *(f"twist.twist.linear.{a}" for a in XYZ)]
+DVL_FIELDS = [*TWIST_FIELDS, "twist.covariance[]"]
+RANGE_FIELDS = [*STAMP, "range"]
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 SENSOR_QOS = 10
@@ -352,12 +367,14 @@ class SensorPublisher(Node):
             msg.linear_acceleration_covariance = _diag3([p["accel_noise_density"] ** 2 / period] * 3)
             msg.angular_velocity_covariance = _diag3([p["gyro_noise_density"] ** 2 / period] * 3)
             msg.orientation_covariance = _diag3([p["orientation_noise_std_rad"] ** 2] * 3)
-            bank.pubs[slot], bank.msgs[slot] = (pub(Imu, f"/{name}/imu/data", SENSOR_QOS),), (msg,)
+            bank.pubs[slot] = (pub(Imu, f"/{name}/imu/data", SENSOR_QOS),)
+            bank.msgs[slot] = (RawMessage(msg, IMU_FIELDS),)
         elif bank.kind == "magnetometer":
             msg = MagneticField()
             msg.header.frame_id = frame
             msg.magnetic_field_covariance = _diag3([p["noise_std_t"] ** 2] * 3)
-            bank.pubs[slot], bank.msgs[slot] = (pub(MagneticField, f"/{name}/mag", SENSOR_QOS),), (msg,)
+            bank.pubs[slot] = (pub(MagneticField, f"/{name}/mag", SENSOR_QOS),)
+            bank.msgs[slot] = (RawMessage(msg, MAG_FIELDS),)
         elif bank.kind == "pressure":
             fp, depth = FluidPressure(), PoseWithCovarianceStamped()
             fp.header.frame_id, depth.header.frame_id = frame, "map"
@@ -367,7 +384,7 @@ class SensorPublisher(Node):
                 pub(FluidPressure, f"/{name}/pressure", SENSOR_QOS),
                 pub(PoseWithCovarianceStamped, f"/{name}/depth", SENSOR_QOS),
             )
-            bank.msgs[slot] = (fp, depth)
+            bank.msgs[slot] = (RawMessage(fp, PRESSURE_FIELDS), RawMessage(depth, DEPTH_FIELDS))
         elif bank.kind == "gps":
             fix, vel = NavSatFix(), TwistWithCovarianceStamped()
             fix.header.frame_id, vel.header.frame_id = frame, "map"
@@ -381,7 +398,7 @@ class SensorPublisher(Node):
                 pub(NavSatFix, f"/{name}/gps/fix", SENSOR_QOS),
                 pub(TwistWithCovarianceStamped, f"/{name}/gps/vel", SENSOR_QOS),
             )
-            bank.msgs[slot] = (fix, vel)
+            bank.msgs[slot] = (RawMessage(fix, FIX_FIELDS), RawMessage(vel, TWIST_FIELDS))
         elif bank.kind == "dvl":
             twist, alt = TwistWithCovarianceStamped(), Range()
             twist.header.frame_id = alt.header.frame_id = frame
@@ -393,14 +410,15 @@ class SensorPublisher(Node):
                 pub(TwistWithCovarianceStamped, f"/{name}/dvl", SENSOR_QOS),
                 pub(Range, f"/{name}/dvl/altitude", SENSOR_QOS),
             )
-            bank.msgs[slot] = (twist, alt)
+            bank.msgs[slot] = (RawMessage(twist, DVL_FIELDS), RawMessage(alt, RANGE_FIELDS))
         elif bank.kind == "altimeter":
             alt = Range()
             alt.header.frame_id = frame
             alt.radiation_type = Range.ULTRASOUND
             alt.field_of_view = 0.1
             alt.min_range, alt.max_range = p["min_range_m"], p["max_range_m"]
-            bank.pubs[slot], bank.msgs[slot] = (pub(Range, f"/{name}/altimeter", SENSOR_QOS),), (alt,)
+            bank.pubs[slot] = (pub(Range, f"/{name}/altimeter", SENSOR_QOS),)
+            bank.msgs[slot] = (RawMessage(alt, RANGE_FIELDS),)
         elif bank.kind == "ais":
             msg = AIS(name=name, ais_class=AIS.CLASS_A if bank.extra[slot]["class"] == "A" else AIS.CLASS_B)
             msg.mmsi = int(bank.extra[slot]["mmsi"]) or ais.default_mmsi(name)
@@ -483,7 +501,6 @@ class SensorPublisher(Node):
         return {k: v[due] for k, v in bank.params.items()}
 
     def _sample_imu(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
-        stamp = _time(t_ns)
         p = self._params(bank, due)
         last = bank.last_ns[due]
         dt = np.where(last >= 0, (t_ns - last) / NS_PER_S, 1.0 / p["rate_hz"])
@@ -492,87 +509,62 @@ class SensorPublisher(Node):
             self._quat[due], self._accel[due], self._twist[due], self._draw(bank, due, 15),
         )  # fmt: skip
         bank.state["accel_bias"][due], bank.state["gyro_bias"][due] = ab, gb
-        rows = np.hstack([f, w, q]).tolist()
+        sec, nsec = divmod(t_ns, NS_PER_S)
+        rows = np.hstack([q, w, f]).tolist()
         for slot, r in zip(due.tolist(), rows, strict=True):
-            (msg,) = bank.msgs[slot]
-            msg.header.stamp = stamp
-            a, g, o = msg.linear_acceleration, msg.angular_velocity, msg.orientation
-            a.x, a.y, a.z, g.x, g.y, g.z, o.x, o.y, o.z, o.w = r
-            bank.pubs[slot][0].publish(msg)
+            bank.pubs[slot][0].publish(bank.msgs[slot][0].pack([sec, nsec, *r]))
         self.published += len(rows)
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
     def _sample_magnetometer(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
-        stamp = _time(t_ns)
         p = self._params(bank, due)
         b = imu.magnetometer_measure(p["noise_std_t"], self._field_enu_t, self._quat[due], self._draw(bank, due, 3))
+        sec, nsec = divmod(t_ns, NS_PER_S)
         for slot, r in zip(due.tolist(), b.tolist(), strict=True):
-            (msg,) = bank.msgs[slot]
-            msg.header.stamp = stamp
-            m = msg.magnetic_field
-            m.x, m.y, m.z = r
-            bank.pubs[slot][0].publish(msg)
+            bank.pubs[slot][0].publish(bank.msgs[slot][0].pack([sec, nsec, *r]))
         self.published += len(due)
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
     def _sample_pressure(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
-        stamp = _time(t_ns)
         p = self._params(bank, due)
-        where = pressure.sensor_positions_enu(
-            self._pos[due], self._quat[due], np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
-        )
+        mount = np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
+        where = pressure.sensor_positions_enu(self._pos[due], self._quat[due], mount)
         pa, std, depth = pressure.pressure_measure(
             where, p["depth_noise_std_m"], self._env.water_density_kgm3, self._draw(bank, due, 1)
         )
-        for slot, pr, sd, d in zip(due.tolist(), pa.tolist(), std.tolist(), depth.tolist(), strict=True):
-            fp, dm = bank.msgs[slot]
-            fp.header.stamp = stamp
-            dm.header.stamp = stamp
-            fp.fluid_pressure, fp.variance = pr, sd * sd
-            dm.pose.pose.position.z = -d
-            pubs = bank.pubs[slot]
-            pubs[0].publish(fp)
-            pubs[1].publish(dm)
+        sec, nsec = divmod(t_ns, NS_PER_S)
+        for slot, pr, var, d in zip(due.tolist(), pa.tolist(), (std * std).tolist(), depth.tolist(), strict=True):
+            (fp, dm), pubs = bank.msgs[slot], bank.pubs[slot]
+            pubs[0].publish(fp.pack([sec, nsec, pr, var]))
+            pubs[1].publish(dm.pack([sec, nsec, -d]))
         self.published += 2 * len(due)
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
     def _sample_gps(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
-        stamp = _time(t_ns)
         p = self._params(bank, due)
         draws = noise.normal(bank.key[due], bank.counter[due], 6)
         u = noise.uniform(bank.key[due] ^ np.uint64(0x5A5A5A5A), bank.counter[due], 1)
         s = gps.gps_measure(p, self._pos[due], self._quat[due], self._twist[due], self.origin, draws, u)
         had = bank.state["had_fix"][due]
+        sec, nsec = divmod(t_ns, NS_PER_S)
+        geodetic, velocity = s.geodetic.tolist(), s.velocity_enu_mps.tolist()
         count = 0
         for i, slot in enumerate(due.tolist()):
             fix_ok = bool(s.has_fix[i])
             if not fix_ok and not had[i]:
                 continue  # no fix and the loss was already reported: stay silent (submerged)
-            fix, vel = bank.msgs[slot]
-            fix.header.stamp = stamp
-            if fix_ok:
-                fix.status.status = NavSatStatus.STATUS_FIX
-                fix.latitude, fix.longitude, fix.altitude = s.geodetic[i].tolist()
-                vel.header.stamp = stamp
-                lin = vel.twist.twist.linear
-                lin.x, lin.y, lin.z = s.velocity_enu_mps[i].tolist()
-                bank.pubs[slot][1].publish(vel)
-                count += 1
-            else:
-                fix.status.status = NavSatStatus.STATUS_NO_FIX
-                fix.latitude = fix.longitude = fix.altitude = float("nan")
-            bank.pubs[slot][0].publish(fix)
+            (fix, vel), pubs = bank.msgs[slot], bank.pubs[slot]
+            status = NavSatStatus.STATUS_FIX if fix_ok else NavSatStatus.STATUS_NO_FIX
+            pubs[0].publish(fix.pack([sec, nsec, status, *geodetic[i]]))  # NaN lat/lon/alt without a fix
             count += 1
+            if fix_ok:
+                pubs[1].publish(vel.pack([sec, nsec, *velocity[i]]))
+                count += 1
         bank.state["had_fix"][due] = s.has_fix
         self.published += count
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
 
-    def _current_at(self, t_s: float):
-        env = self._env
-        return lambda points: env.current.velocity_enu(t_s, points)
-
     def _sample_dvl(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
-        stamp = _time(t_ns)
         p = self._params(bank, due)
         s = dvl.dvl_measure(
             p, self._pos[due], self._quat[due], self._twist[due], self._current_at(t_ns / NS_PER_S),
@@ -581,38 +573,33 @@ class SensorPublisher(Node):
         cov = np.zeros((len(due), 6, 6))
         cov[:, :3, :3] = s.covariance
         cov[:, 3:, 3:] = -np.eye(3)  # angular velocity not measured (-1: not provided)
-        covariances = cov.reshape(len(due), 36).tolist()
+        rows = np.hstack([s.velocity_flu_mps, cov.reshape(len(due), 36)]).tolist()
+        altitude = s.altitude_m.tolist()
+        sec, nsec = divmod(t_ns, NS_PER_S)
         count = 0
         for i, slot in enumerate(due.tolist()):
-            twist, alt = bank.msgs[slot]
-            pubs = bank.pubs[slot]
-            if s.mode[i] > 0:
-                twist.header.stamp = stamp
-                lin = twist.twist.twist.linear
-                lin.x, lin.y, lin.z = s.velocity_flu_mps[i].tolist()
-                twist.twist.covariance = covariances[i]
-                pubs[0].publish(twist)
+            (twist, alt), pubs = bank.msgs[slot], bank.pubs[slot]
+            if s.mode[i] > 0:  # nothing on dropout
+                pubs[0].publish(twist.pack([sec, nsec, *rows[i]]))
                 count += 1
-            alt.header.stamp = stamp
-            alt.range = float(s.altitude_m[i])
-            pubs[1].publish(alt)
+            pubs[1].publish(alt.pack([sec, nsec, altitude[i]]))
             count += 1
         self.published += count
         self._schedule(bank, due, t_ns, s.period_s)
 
     def _sample_altimeter(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
-        stamp = _time(t_ns)
         p = self._params(bank, due)
-        r = dvl.altimeter_measure(
-            p, self._pos[due], self._quat[due], self._env.bathymetry.seabed_depth_m, self._draw(bank, due, 1)
-        )
+        seabed = self._env.bathymetry.seabed_depth_m
+        r = dvl.altimeter_measure(p, self._pos[due], self._quat[due], seabed, self._draw(bank, due, 1))
+        sec, nsec = divmod(t_ns, NS_PER_S)
         for slot, value in zip(due.tolist(), r.tolist(), strict=True):
-            (msg,) = bank.msgs[slot]
-            msg.header.stamp = stamp
-            msg.range = value
-            bank.pubs[slot][0].publish(msg)
+            bank.pubs[slot][0].publish(bank.msgs[slot][0].pack([sec, nsec, value]))
         self.published += len(due)
         self._schedule(bank, due, t_ns, 1.0 / p["rate_hz"])
+
+    def _current_at(self, t_s: float):
+        env = self._env
+        return lambda points: env.current.velocity_enu(t_s, points)
 
     def _sample_ais(self, bank: Bank, due: np.ndarray, t_ns: int) -> None:
         stamp = _time(t_ns)

@@ -153,10 +153,14 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
     pressures = np.array([m.fluid_pressure for m in got["/auv/pressure"]])
     rho = sensors._env.water_density_kgm3  # the environment default (no config published in this test)
     assert pressures.mean() == pytest.approx(101325 + rho * G * 10, abs=4 * rho * G * 0.01 / np.sqrt(21) + 1e-9)
+    assert got["/auv/pressure"][0].variance == pytest.approx((rho * G * 0.01) ** 2)
     depth = np.array([m.pose.pose.position.z for m in got["/auv/depth"]])
     assert depth.mean() == pytest.approx(-10.0, abs=0.02)
     dvl_v = np.array([[m.twist.twist.linear.x, m.twist.twist.linear.y] for m in got["/auv/dvl"]])
     assert np.all(np.abs(dvl_v) < 0.02)  # at rest in still water
+    # water track, 4 beams at 30 deg, sigma 0.0035 per beam: var(v_x) = sigma^2 / (2 sin^2 30 deg); angular -1
+    cov = np.array(got["/auv/dvl"][0].twist.covariance).reshape(6, 6)
+    assert cov[0, 0] == pytest.approx(0.0035**2 / (2 * 0.25)) and cov[5, 5] == -1.0
     # GPS: the submerged AUV never publishes a fix; the USV at 5 Hz while present, at its true position
     assert got["/auv/gps/fix"] == []
     usv_fix = got["/usv/gps/fix"]

@@ -1,0 +1,115 @@
+"""Pre-serialized ROS messages patched in place: the cheap way to publish many small messages from Python.
+
+`Publisher.publish(msg)` converts the Python message field by field into its C struct and serializes it (about
+20 us for a sensor_msgs/Imu on the development machine); `Publisher.publish(raw_bytes)` hands already-serialized
+CDR bytes to the middleware (about 6 us). A sensor message of one vessel changes only a few numbers from one
+sample to the next (stamp, values), while its frame id, covariances and layout stay the same. So each (vessel,
+topic) keeps the CDR serialization of its message made once by rclpy, and each sample writes the new numbers at
+their byte offsets with struct.pack_into.
+
+Offsets are not computed from the CDR rules by hand: they are found by serializing the template with a sentinel
+value in each patched field (rclpy.serialization.serialize_message) and locating the sentinel bytes, so the layout
+is whatever the installed rosidl typesupport produces (XCDR1 little or big endian, alignment included).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+from rclpy.serialization import serialize_message
+
+_FORMATS = {"double": "d", "float": "f", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B"}
+
+
+def _parent_and_leaf(msg: Any, path: str) -> tuple[Any, str]:
+    *parents, leaf = path.split(".")
+    for name in parents:
+        msg = getattr(msg, name)
+    return msg, leaf
+
+
+def _field_type(msg: Any, path: str) -> str:
+    parent, leaf = _parent_and_leaf(msg, path)
+    types = parent.get_fields_and_field_types()
+    if leaf not in types:
+        raise ValueError(f"{type(parent).__name__} has no field {leaf!r} (path {path!r})")
+    return types[leaf]
+
+
+def _set(msg: Any, path: str, value: Any) -> None:
+    parent, leaf = _parent_and_leaf(msg, path)
+    setattr(parent, leaf, value)
+
+
+def _get(msg: Any, path: str) -> Any:
+    parent, leaf = _parent_and_leaf(msg, path)
+    return getattr(parent, leaf)
+
+
+class RawMessage:
+    """The CDR bytes of one message, with scalar fields (dotted paths) that `pack` rewrites.
+
+    fields: e.g. ["header.stamp.sec", "header.stamp.nanosec", "orientation.x", ...]; scalar fields of type
+    double, float, int32, uint32, int8 or uint8, or a fixed-size double array given as "name[]" (e.g.
+    "twist.covariance[]", all its elements in order). Fields adjacent in memory and given in memory order are
+    written with one struct call."""
+
+    def __init__(self, msg: Any, fields: Sequence[str]) -> None:
+        self._template = serialize_message(msg)
+        endian = "<" if self._template[1] & 1 else ">"  # encapsulation id: 0x0001 CDR_LE, 0x0000 CDR_BE
+        items = []  # (format char, count)
+        for path in fields:
+            if path.endswith("[]"):
+                items.append(("d", len(_get(msg, path[:-2]))))
+            else:
+                kind = _field_type(msg, path)
+                if kind not in _FORMATS:
+                    raise ValueError(f"field {path!r} of type {kind!r} cannot be patched (scalars only)")
+                items.append((_FORMATS[kind], 1))
+        offsets = [
+            self._locate(msg, path, fmt, count, endian) for path, (fmt, count) in zip(fields, items, strict=True)
+        ]
+        self._runs: list[tuple[struct.Struct, int, int, int]] = []  # (packer, offset, first value, value count)
+        start = 0
+        while start < len(fields):
+            end, fmt = start + 1, items[start][0] * items[start][1]
+            next_offset = offsets[start] + struct.calcsize(endian + fmt)
+            while end < len(fields) and offsets[end] == next_offset:
+                fmt += items[end][0] * items[end][1]
+                next_offset = offsets[start] + struct.calcsize(endian + fmt)
+                end += 1
+            first = sum(c for _, c in items[:start])
+            count = sum(c for _, c in items[start:end])
+            self._runs.append((struct.Struct(endian + fmt), offsets[start], first, count))
+            start = end
+        self.value_count = sum(c for _, c in items)
+        self._buffer = bytearray(self._template)
+
+    def _locate(self, msg: Any, path: str, fmt: str, count: int, endian: str) -> int:
+        """Byte offset of a field: serialize with a sentinel there and find it (then restore the value)."""
+        array = path.endswith("[]")
+        name = path[:-2] if array else path
+        original = _get(msg, name)
+        if fmt in "df":
+            sentinel = [1.2345678901234567e-37 * (3 + k) for k in range(count)] if array else -7.654321e-33
+        else:
+            sentinel = {"i": -123456789, "I": 3123456789, "b": -101, "B": 201}[fmt]
+        _set(msg, name, sentinel if not array else [float(v) for v in sentinel])
+        try:
+            probe = serialize_message(msg)
+        finally:
+            _set(msg, name, original)
+        pattern = struct.pack(endian + fmt * count, *(sentinel if array else [sentinel]))
+        offset = probe.find(pattern)
+        if offset < 0 or probe.find(pattern, offset + 1) >= 0 or len(probe) != len(self._template):
+            raise ValueError(f"cannot locate field {path!r} uniquely in the serialized {type(msg).__name__}")
+        return offset
+
+    def pack(self, values: Sequence[Any]) -> bytes:
+        """The message bytes with the fields set to `values` (in the order of `fields`, arrays expanded)."""
+        buf = self._buffer
+        for packer, offset, first, count in self._runs:
+            packer.pack_into(buf, offset, *values[first : first + count])
+        return bytes(buf)
