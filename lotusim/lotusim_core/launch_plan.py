@@ -92,11 +92,17 @@ def controller_spec(controller: ControllerPlan) -> NodeSpec:
     return NodeSpec(PACKAGE, controller.executable, controller.node_name, params)
 
 
+SPAWN_SECTIONS = ("vessels", "generators", "world")  # the sections whose overrides change the spawn items
+
+
 def spawn_command(scenario_path: str | Path, overrides: dict[str, Any]) -> list[str]:
-    """The spawner process: `lotusim spawn --scenario FILE [--set key=value ...]` (same overrides as the nodes)."""
+    """The spawner process: `lotusim spawn --scenario FILE [--set key=value ...]`, with the overrides that change
+    the spawn items (vessels, generators, world origin; not sensor rates, physics or environment, which only the
+    nodes use)."""
     command = ["lotusim", "spawn", "--scenario", str(scenario_path)]
     for key, value in overrides.items():
-        command += ["--set", f"{key}={_flow(value)}"]
+        if key.split(".")[0] in SPAWN_SECTIONS and ".sensors." not in f"{key}.":
+            command += ["--set", f"{key}={_flow(value)}"]
     return command
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -37,6 +38,8 @@ MODES = ("realtime", "scaled", "fast", "lockstep")  # lotusim_physics.dynamics_n
 INTEGRATORS = ("rk4", "euler")  # lotusim_physics.integrators.METHODS
 CONTROLLER_TYPES = ("waypoint_follower", "depth_heading_autopilot")
 CONTROLLER_DOMAIN = {"waypoint_follower": "surface", "depth_heading_autopilot": "underwater"}
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster for 1,000-vessel parameters
 DEFAULT_RECORD_TOPICS = ("/lotusim/fleet_state", "/lotusim/stats")
 # The environment's site keys live under `world:` (one origin and one density for physics, sensors, currents).
 WORLD_ENV_KEYS = ("origin", "water_density_kgm3", "bathymetry")
@@ -230,7 +233,7 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     """Read and validate a scenario: a shipped name or a path. Raises ScenarioError (file, key, reason)."""
     path = resolve_scenario(name_or_path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise ScenarioError(str(path), "<file>", f"not valid YAML: {exc}") from None
     except OSError as exc:
@@ -345,7 +348,8 @@ class Scenario:
             "seed": self.seed,
             **origin,
             "origin_altitude_m": w.origin.altitude_m,
-            "vessels_yaml": _dump(vessels_cfg) if vessels_cfg else "",
+            # JSON is YAML (flow style) and ~30x faster to write for 1,000 vessels than PyYAML's representer
+            "vessels_yaml": json.dumps(_plain(vessels_cfg), separators=(",", ":")) if vessels_cfg else "",
             "magnetic_declination_deg": s.magnetic_declination_deg,
             "magnetic_inclination_deg": s.magnetic_inclination_deg,
             "magnetic_intensity_nt": s.magnetic_intensity_nt,
@@ -365,7 +369,7 @@ class Scenario:
 
 
 def _dump(data: Any) -> str:
-    return yaml.safe_dump(_plain(data), default_flow_style=None, sort_keys=False, width=10_000)
+    return yaml.dump(_plain(data), Dumper=_DUMPER, default_flow_style=None, sort_keys=False, width=10_000)
 
 
 def _plain(value: Any) -> Any:
@@ -917,7 +921,7 @@ class _Validator:
                     raise self.fail(
                         f"{key}.vessel",
                         f"{kind} drives {CONTROLLER_DOMAIN[kind]} vessels; {name} "
-                        f"({vessel.model}) is a {vessel.domain} vessel",
+                        f"({vessel.model}) is in the {vessel.domain} domain",
                     )
                 if (kind, name) in taken:
                     raise self.fail(f"{key}.vessel", f"{name} already has a {kind}")

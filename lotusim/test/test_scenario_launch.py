@@ -1,0 +1,156 @@
+"""Launch files: they compile, and what they build from a scenario is right. `launch` / `launch_ros` are not
+installed here, so the two files run against minimal stand-ins of the four launch classes they use (the stand-ins
+record their arguments; no ROS behaviour is imitated) and the recorded Node arguments are checked."""
+
+from __future__ import annotations
+
+import importlib.util
+import py_compile
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lotusim_core import launch_plan
+from lotusim_core.paths import package_share
+from lotusim_core.scenario import load_scenario
+
+LAUNCH_DIR = package_share() / "launch"
+SETUP_PY = Path(__file__).resolve().parents[1] / "setup.py"
+
+
+def test_launch_files_compile():
+    files = sorted(LAUNCH_DIR.glob("*.launch.py"))
+    assert [f.name for f in files] == ["hil.launch.py", "sim.launch.py"]
+    for f in files:
+        py_compile.compile(str(f), doraise=True)
+
+
+def test_node_executables_are_console_scripts():
+    scripts = set(re.findall(r'"(\w+) = [\w.]+:main"', SETUP_PY.read_text()))
+    specs = launch_plan.node_specs(load_scenario("mixed_fleet_brest").plan())
+    sim_nodes = {s.executable for s in specs if s.name in ("current_server", "mas_server", "sensor_publisher")}
+    assert sim_nodes | {"dynamics", "lotusim"} <= scripts
+    assert {s.executable for s in specs if s.executable not in scripts} <= {
+        "waypoint_follower",
+        "depth_heading_autopilot",
+    }
+
+
+def test_launch_arguments_become_overrides():
+    scenario, overrides = launch_plan.scenario_from_arguments("single_auv", "10", "2", "", "seed=5 duration_s=60")
+    assert overrides == {
+        "seed": 5,
+        "duration_s": 60,
+        "physics.real_time_factor": 10.0,
+        "physics.mode": "scaled",
+        "physics.workers": 2,
+    }
+    assert (scenario.physics.mode, scenario.physics.workers, scenario.seed) == ("scaled", 2, 5)
+    unchanged, none = launch_plan.scenario_from_arguments("single_auv")
+    assert none == {} and unchanged.physics.mode == "realtime"
+    with pytest.raises(ValueError, match="workers:= an integer"):
+        launch_plan.scenario_from_arguments("single_auv", workers="two")
+    with pytest.raises(ValueError, match="headless: expected true or false"):
+        launch_plan.parse_bool("maybe", "headless")
+
+
+def test_spawner_gets_only_the_overrides_that_change_spawn_items():
+    command = launch_plan.spawn_command(
+        "/x/s.yaml",
+        {"physics.mode": "fast", "vessels.auv.model": "lrauv", "vessels.auv.sensors.imu.rate_hz": 5, "seed": 2},
+    )
+    assert command == ["lotusim", "spawn", "--scenario", "/x/s.yaml", "--set", "vessels.auv.model=lrauv"]
+
+
+def test_controller_setpoints_become_flat_parameters():
+    plan = load_scenario("mixed_fleet_brest").plan()
+    specs = {s.name: s for s in launch_plan.node_specs(plan)}
+    wamv = specs["waypoint_follower_wamv_2"].parameters
+    assert wamv["vessel"] == "wamv_2" and wamv["use_sim_time"] is True
+    assert wamv["setpoints.waypoints_enu"] == [300.0, 300.0, 300.0, 600.0, 0.0, 600.0]
+    assert len(wamv["setpoints.latitude_deg"]) == 3 and wamv["setpoints.loop"] is False
+    auv = specs["depth_heading_autopilot_lrauv_0000"].parameters
+    assert (auv["setpoints.depth_m"], auv["setpoints.heading_deg"], auv["setpoints.speed_mps"]) == (20.0, 270.0, 1.0)
+
+
+# ------------------------------------------------------------------------ the launch files, run on stand-ins
+class Recorder:
+    """Records the keyword arguments a launch class was built with."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.args, self.kwargs = args, kwargs
+
+
+class LaunchConfiguration:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def perform(self, context: dict) -> str:
+        return context[self.name]
+
+
+@pytest.fixture
+def launch_modules(monkeypatch):
+    """Stand-ins for launch, launch.actions, launch.substitutions, launch_ros.actions."""
+    mods = {
+        name: types.ModuleType(name)
+        for name in ("launch", "launch.actions", "launch.substitutions", "launch_ros", "launch_ros.actions")
+    }
+    mods["launch"].LaunchDescription = Recorder
+    for cls in ("DeclareLaunchArgument", "ExecuteProcess", "OpaqueFunction"):
+        setattr(mods["launch.actions"], cls, type(cls, (Recorder,), {}))
+    mods["launch.substitutions"].LaunchConfiguration = LaunchConfiguration
+    mods["launch_ros.actions"].Node = type("Node", (Recorder,), {})
+    for name, module in mods.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    return mods
+
+
+def load_launch_file(name: str):
+    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), LAUNCH_DIR / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_launch(name: str, **arguments) -> list:
+    module = load_launch_file(name)
+    description = module.generate_launch_description()
+    declared = {a.kwargs["name"] if "name" in a.kwargs else a.args[0]: a for a in description.args[0][:-1]}
+    context = {arg: decl.kwargs["default_value"] for arg, decl in declared.items()}
+    context.update(arguments)
+    opaque = description.args[0][-1]
+    return opaque.kwargs["function"](context)
+
+
+def test_sim_launch_starts_the_plan_nodes_and_the_spawner(launch_modules):
+    actions = run_launch("sim.launch.py", scenario="single_auv", workers="2", headless="true", set="seed=7")
+    nodes = {a.kwargs["name"]: a.kwargs for a in actions if type(a).__name__ == "Node"}
+    plan = load_scenario("single_auv").with_overrides({"physics.workers": 2, "seed": 7}).plan()
+    assert set(nodes) == {*plan.node_parameters, "depth_heading_autopilot_remus_1"}
+    for name, params in plan.node_parameters.items():
+        expected = dict(params, **({"markers.rate_hz": 0.0} if name == "current_server" else {}))
+        assert nodes[name]["parameters"] == [expected]
+        assert nodes[name]["package"] == "lotusim"
+    assert (
+        nodes["dynamics_1"]["executable"] == "dynamics" and nodes["dynamics_1"]["parameters"][0]["worker"] == "worker_1"
+    )
+    assert yaml.safe_load(nodes["current_server"]["parameters"][0]["environment_yaml"])["seed"] == 7
+    spawner = [a for a in actions if type(a).__name__ == "ExecuteProcess"]
+    assert len(spawner) == 1 and spawner[0].kwargs["cmd"][:3] == ["lotusim", "spawn", "--scenario"]
+
+
+def test_hil_launch_applies_the_remapping(launch_modules, tmp_path):
+    remap = package_share() / "config" / "hil" / "remus100_couguv_example.yaml"
+    actions = run_launch("hil.launch.py", remap=str(remap), lockstep="true", headless="true")
+    nodes = {a.kwargs["name"]: a.kwargs for a in actions if type(a).__name__ == "Node"}
+    assert "depth_heading_autopilot_remus_1" not in nodes  # the stack drives the vessel
+    assert ("/remus_1/imu/data", "/couguv/imu/data") in nodes["sensor_publisher"]["remappings"]
+    assert ("/remus_1/fins/top/cmd", "/couguv/fins/top/cmd") in nodes["dynamics_0"]["remappings"]
+    assert nodes["dynamics_0"]["parameters"][0]["mode"] == "lockstep"
+    with pytest.raises(ValueError, match="remap:="):
+        run_launch("hil.launch.py")
