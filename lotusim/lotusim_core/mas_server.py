@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.task import Future
 
 from lotusim_core.catalogue import describe_models
 from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
@@ -41,6 +43,8 @@ class MasServer(Node):
         self._group = ReentrantCallbackGroup()
         self._worker_clients: dict[str, dict] = {}
         self._poses: dict[str, tuple] = {}
+        self._worker_waiters: list[Future] = []
+        self.worker_wait_s = float(self.declare_parameter("worker_wait_s", 10.0).value)
         self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
         self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 1)
         self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels)
@@ -70,6 +74,10 @@ class MasServer(Node):
     def _on_stats(self, msg: SimStats) -> None:
         if msg.worker and msg.worker not in self.registry.workers:
             self.registry.add_worker(msg.worker)
+            for waiter in self._worker_waiters:
+                if not waiter.done():
+                    waiter.set_result(True)
+            self._worker_waiters.clear()
             self.get_logger().info(f"worker {msg.worker} found; reading back its {msg.vessel_count} vessels")
             future = self._clients_of(msg.worker)["list"].call_async(ListVessels.Request())
             future.add_done_callback(lambda f, w=msg.worker: self._on_worker_listing(w, f))
@@ -85,7 +93,22 @@ class MasServer(Node):
         self._poses[msg.worker] = (msg.names, msg.position, msg.orientation, msg.status)
 
     # --- the bulk command action ------------------------------------------------------------------------------
+    async def _wait_for_a_worker(self) -> None:
+        """A goal that arrives before any worker reported (start-up) waits up to worker_wait_s of wall time."""
+        if self.registry.workers or self.worker_wait_s <= 0:
+            return
+        waiter = Future()
+        self._worker_waiters.append(waiter)
+        timer = self.create_timer(
+            self.worker_wait_s,
+            lambda: waiter.done() or waiter.set_result(False),
+            clock=Clock(clock_type=ClockType.STEADY_TIME),
+        )
+        await waiter
+        self.destroy_timer(timer)
+
     async def _execute(self, goal_handle):
+        await self._wait_for_a_worker()
         items = goal_handle.request.items
         total = len(items)
         results: list[ItemResult | None] = [None] * total
