@@ -68,7 +68,8 @@ class DepthHeadingAutopilot(Node):
         self.create_subscription(Float64, f"/{v}/setpoint/speed", self._on_speed, 10)
         self.create_subscription(Float64, f"/{v}/setpoint/propeller", self._on_propeller, 10)
         self.state: NedState | None = None
-        self.updates = 0
+        self.updates = 0  # control steps done
+        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_fins = np.zeros(len(spec.fins))
         self.last_thrusters = np.zeros(len(spec.thrusters))
         self.get_logger().info(f"depth/heading autopilot for {v} ({self.model}), heading law {gains.heading_law}")
@@ -97,6 +98,7 @@ class DepthHeadingAutopilot(Node):
         self.propeller_cmd, self.speed_mps = float(msg.data), None
 
     def _on_odom(self, msg: Odometry) -> None:
+        self.odom_count += 1
         s = from_odometry(msg)
         if not (np.all(np.isfinite(s.position_ned_m)) and np.all(np.isfinite(s.nu_frd))):
             self.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")

@@ -102,7 +102,8 @@ class WaypointFollower(Node):
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         self.create_service(SetWaypoints, f"/{v}/waypoints/set", self._on_set_waypoints)
         self.state: NedState | None = None
-        self.updates = 0
+        self.updates = 0  # control steps done
+        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_commands = np.zeros(len(spec.thrusters))
         self.get_logger().info(f"waypoint follower for {v} ({self.model}), guidance {mode}")
 
@@ -150,6 +151,7 @@ class WaypointFollower(Node):
         return response
 
     def _on_odom(self, msg: Odometry) -> None:
+        self.odom_count += 1
         s = from_odometry(msg)
         if not (np.all(np.isfinite(s.position_ned_m)) and np.all(np.isfinite(s.nu_frd))):
             self.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
