@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from physics_reference_vehicles import level_quat, wamv
 
 from lotusim_core.vehicle_spec import SurfaceHydrostatics, VehicleSpec, WindSpec
 from lotusim_physics.fleet import Fleet
-from physics_reference_vehicles import level_quat, wamv
 
 DT = 0.02
 RHO, G = 1025.0, 9.81
