@@ -8,6 +8,7 @@ the node names are the plan's (current_server, mas_server, dynamics_<k>, sensor_
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,11 +46,12 @@ def parse_bool(text: str | bool, what: str) -> bool:
 
 
 def scenario_from_arguments(
-    scenario: str, real_time_factor: str = "", workers: str = "", mode: str = "", sets: str = ""
+    scenario: str, real_time_factor: str = "", workers: str = "", mode: str = "", sets: str | list[str] = ""
 ) -> tuple[Scenario, dict[str, Any]]:
     """Load the scenario named by the `scenario:=` argument and apply the other launch arguments (empty string:
-    keep the scenario's value). `sets` is a space-separated list of dotted.key=value. Returns the scenario and
-    the overrides (for the spawner, which must see the same ones)."""
+    keep the scenario's value). `sets`: a list of "dotted.key=value", or one string of them separated by spaces
+    (shell quoting for values with spaces: "vessels.0.pose.position='[1, 2, -3]'"). Returns the scenario and the
+    overrides (for the spawner, which must see the same ones)."""
     try:
         rtf = float(real_time_factor) if str(real_time_factor).strip() else None
         n_workers = int(workers) if str(workers).strip() else None
@@ -57,7 +59,8 @@ def scenario_from_arguments(
         raise ValueError(
             f"launch arguments: real_time_factor:= expects a number, workers:= an integer ({exc})"
         ) from None
-    overrides = launch_overrides(rtf, n_workers, str(mode).strip() or None, str(sets).split())
+    items = shlex.split(sets) if isinstance(sets, str) else list(sets)
+    overrides = launch_overrides(rtf, n_workers, str(mode).strip() or None, items)
     base = load_scenario(scenario)
     return (base.with_overrides(overrides) if overrides else base), overrides
 

@@ -281,6 +281,18 @@ class Scenario:
     """A validated scenario. Attributes: name, description, path, seed, duration_s, world, physics, environment
     (the full mapping given to build_environment), sensors, vessels, controllers, recording."""
 
+    name: str
+    description: str
+    seed: int
+    duration_s: float | None
+    world: World
+    physics: Physics
+    environment: dict
+    sensors: SensorSettings
+    vessels: list[VesselPlan]
+    controllers: list[ControllerPlan]
+    recording: RecordPlan | None
+
     def __init__(self, data: Any, path: str | Path, overrides: Mapping[str, Any] | None = None) -> None:
         self.path = Path(path)
         self.raw = copy.deepcopy(data)

@@ -50,6 +50,10 @@ def test_launch_arguments_become_overrides():
         "physics.workers": 2,
     }
     assert (scenario.physics.mode, scenario.physics.workers, scenario.seed) == ("scaled", 2, 5)
+    moved, sets = launch_plan.scenario_from_arguments("single_auv", sets="vessels.0.pose.position='[5, 6, -7]'")
+    assert sets == {"vessels.0.pose.position": [5, 6, -7]} and moved.vessels[0].position_enu == (5.0, 6.0, -7.0)
+    listed, _ = launch_plan.scenario_from_arguments("single_auv", sets=["seed=8", "physics.step_s=0.01"])
+    assert (listed.seed, listed.physics.step_s) == (8, 0.01)
     unchanged, none = launch_plan.scenario_from_arguments("single_auv")
     assert none == {} and unchanged.physics.mode == "realtime"
     with pytest.raises(ValueError, match="workers:= an integer"):
