@@ -103,7 +103,7 @@ def quat_normalize(q) -> np.ndarray:
     norm = np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
     # one reduction checks both (a NaN compares false; the norm of an infinite q is inf): this runs for every
     # vessel at every published step
-    if norm.size and not (1e-12 <= norm.min() and norm.max() < np.inf):
+    if norm.size and not (norm.min() >= 1e-12 and norm.max() < np.inf):
         raise ValueError(f"quaternion must be finite and non-zero, got {q.tolist()}")
     return q * (np.where(q[..., :1] < 0.0, -1.0, 1.0) / norm)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from lotusim_core.vehicle_spec import FinSpec, SurfaceHydrostatics, ThrusterSpec, VehicleSpec, WindSpec
 
 RHO = 1025.0
