@@ -112,6 +112,10 @@ def remus(bg_m: float = REMUS_BG, coriolis: str = "full") -> VehicleSpec:
 
 
 # --- WAM-V, VRX (peers.md sec. 5.4, classic VRX damping sec. 8.7) -------------------------------------------
+# [assumption] areas of the WAM-V superstructure; coefficients mid-range of 003 sec. 4.3
+WAMV_WIND = WindSpec(frontal_area_m2=1.0, lateral_area_m2=2.5, length_m=4.9, cx=0.7, cy=0.8, cn=0.1)
+
+
 def wamv(wind: bool = True) -> VehicleSpec:
     """WAM-V: VRX mass/inertia; classic VRX surge damping (X_u 51.3, X_uu 72.4); gz VRX for the other axes."""
     return VehicleSpec(
@@ -126,10 +130,7 @@ def wamv(wind: bool = True) -> VehicleSpec:
         damping_quadratic=np.diag([72.4, 100.0, 0.0, 600.0, 900.0, 800.0]),
         # [assumption] waterplane of two 4.9 m hulls of 0.426 m beam (sec. 5.4 hull radius 0.213 m), ~0.8 fill
         surface=SurfaceHydrostatics(waterplane_area_m2=3.3, gm_transverse_m=2.0, gm_longitudinal_m=5.0, draft_m=0.06),
-        # [assumption] areas of the WAM-V superstructure; coefficients mid-range of 003 sec. 4.3
-        wind=WindSpec(frontal_area_m2=1.0, lateral_area_m2=2.5, length_m=4.9, cx=0.7, cy=0.8, cn=0.1)
-        if wind
-        else None,
+        wind=WAMV_WIND if wind else None,
     )
 
 
