@@ -72,9 +72,10 @@ def test_mixed_fleet_is_table_v_without_aerial_vessels():
     kinds = {(c.type, sc.vessel(c.vessel).domain) for c in sc.controllers}
     assert kinds == {("waypoint_follower", "surface"), ("depth_heading_autopilot", "underwater")}
     assert all(v.domain == "surface" for v in sc.vessels if v.model in ("wamv", "kayak_usv"))
-    # every USV follows waypoints, every torpedo AUV (LRAUV, REMUS) has an autopilot
+    # every USV follows waypoints; both REMUS and the first five LRAUVs have an autopilot (one process each)
     driven = {c.vessel for c in sc.controllers}
-    assert driven == {v.name for v in sc.vessels if v.model != "bluerov2_heavy"}
+    usvs = {v.name for v in sc.vessels if v.domain == "surface"}
+    assert driven == usvs | {"remus_1", "remus_2"} | {f"lrauv_{k:04d}" for k in range(5)}
 
 
 def test_stress_scenario_has_1000_vessels_in_fast_mode():
