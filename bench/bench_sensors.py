@@ -4,7 +4,8 @@ Standard suite per vessel (issue 6): IMU 50 Hz, pressure 10 Hz (+ depth), DVL 5 
 the surface (+ velocity) = 90 messages per vessel per simulated second. Vessels float at the surface over a flat
 50 m bottom (DVL bottom lock, GPS fix). The node is fed FleetState messages at 100 Hz sim time through its
 callback (no DDS hop on the input side), its sensor messages go out over Fast DDS (no subscriber unless
---subscriber). For each fleet size we time 1 s of sim time: real-time factor = 1 s / wall time.
+--subscriber). For each fleet size we time three spans of 1 s of sim time and keep the fastest (the machine is
+shared): real-time factor = 1 s / wall time.
 
 Usage: python bench/bench_sensors.py [--sizes 10 50 100 200 400] [--subscriber] [--out bench/results]
 Prints a table and writes sensors.png + sensors.csv. Numbers depend on the machine and its load.
@@ -70,8 +71,8 @@ def bench_models(n: int, repeats: int = 50) -> dict[str, float]:
     return out
 
 
-def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0) -> dict[str, float]:
-    """Run sensor_publisher with n standard-suite vessels for sim_seconds; return timings."""
+def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0, windows: int = 3) -> dict[str, float]:
+    """Run sensor_publisher with n standard-suite vessels; time `windows` spans of sim_seconds, keep the best."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
@@ -109,16 +110,20 @@ def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0) -> dict[str, 
     start = time.perf_counter()
     node._on_fleet_state(msg)  # registers the vessels: publishers are created here
     setup_s = time.perf_counter() - start
-    published0 = node.published
     steps = int(round(sim_seconds * 100))
-    start = time.perf_counter()
-    for k in range(1, steps + 1):
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(k * 10_000_000, 1_000_000_000)
-        node._on_fleet_state(msg)
-        if subscriber:
-            executor.spin_once(timeout_sec=0.0)
-    wall = time.perf_counter() - start
-    published = node.published - published0
+    walls, counts = [], []
+    for window in range(windows):  # best of several 1 s windows: the machine is shared
+        published0 = node.published
+        start = time.perf_counter()
+        for k in range(window * steps + 1, (window + 1) * steps + 1):
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(k * 10_000_000, 1_000_000_000)
+            node._on_fleet_state(msg)
+            if subscriber:
+                executor.spin_once(timeout_sec=0.0)
+        walls.append(time.perf_counter() - start)
+        counts.append(node.published - published0)
+    best = int(np.argmin(walls))
+    wall, published = walls[best], counts[best]
     executor.shutdown()
     node.destroy_node()
     context.try_shutdown()
@@ -127,15 +132,19 @@ def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0) -> dict[str, 
 
 
 def bench_message_fill(repeats: int = 20000) -> dict[str, float]:
-    """Per-message costs (us): build a new Imu, refill a reused one, publish it (no subscriber)."""
+    """Per-message costs (us): build a new Imu, refill a reused one, publish it; patch a pre-serialized Imu
+    (lotusim_sensors.cdr, what the node does) and publish those bytes. No subscriber."""
     import rclpy
     from sensor_msgs.msg import Imu
+
+    from lotusim_sensors.cdr import RawMessage
+    from lotusim_sensors.sensor_publisher import IMU_FIELDS
 
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node("bench_fill", context=context)
     pub = node.create_publisher(Imu, "/bench/imu", 10)
-    row = [0.1, 0.2, 9.8, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 1.0]
+    row = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.1, 0.1, 0.2, 9.8]
     msg = Imu()
     t0 = time.perf_counter()
     for _ in range(repeats):
@@ -143,15 +152,24 @@ def bench_message_fill(repeats: int = 20000) -> dict[str, float]:
     t1 = time.perf_counter()
     for _ in range(repeats):
         a, g, o = msg.linear_acceleration, msg.angular_velocity, msg.orientation
-        a.x, a.y, a.z, g.x, g.y, g.z, o.x, o.y, o.z, o.w = row
+        o.x, o.y, o.z, o.w, g.x, g.y, g.z, a.x, a.y, a.z = row
     t2 = time.perf_counter()
     for _ in range(repeats):
         pub.publish(msg)
     t3 = time.perf_counter()
+    raw = RawMessage(msg, IMU_FIELDS)
+    for k in range(repeats):
+        raw.pack([k, 0, *row])
+    t4 = time.perf_counter()
+    data = raw.pack([0, 0, *row])
+    for _ in range(repeats):
+        pub.publish(data)
+    t5 = time.perf_counter()
     node.destroy_node()
     context.try_shutdown()
     return {"construct_us": (t1 - t0) / repeats * 1e6, "refill_us": (t2 - t1) / repeats * 1e6,
-            "publish_us": (t3 - t2) / repeats * 1e6}  # fmt: skip
+            "publish_us": (t3 - t2) / repeats * 1e6, "cdr_pack_us": (t4 - t3) / repeats * 1e6,
+            "publish_raw_us": (t5 - t4) / repeats * 1e6}  # fmt: skip
 
 
 def main() -> None:
@@ -183,10 +201,9 @@ def main() -> None:
     sizes, rtf = data[:, 0], data[:, 3]
     real_time = sizes[rtf >= 1.0]
     largest = int(real_time.max()) if real_time.size else 0
-    # linear interpolation of the wall time to RTF = 1 between measured sizes
-    wall = data[:, 2]
-    estimate = float(np.interp(1.0, wall, sizes)) if wall.min() < 1.0 < wall.max() else float("nan")
-    print(f"\nlargest measured fleet in real time: {largest} vessels (interpolated limit ~{estimate:.0f})")
+    capacity = float(np.max(data[:, 4]))
+    print(f"\nlargest measured fleet in real time: {largest} vessels; best throughput {capacity:.0f} msgs/s "
+          f"= {capacity / MSGS_PER_VESSEL_S:.0f} standard suites")  # fmt: skip
 
     import matplotlib
 

@@ -160,7 +160,9 @@ class SensorPublisher(Node):
         self._last_worker = ""
         self._models: dict[str, str] = {}  # vessel -> model, from the worker's list_vessels
         self._list_clients: dict[str, Any] = {}
-        self._pending: set[str] = set()
+        self._pending: dict[str, str] = {}  # vessel -> worker whose list_vessels reply it waits for
+        self._inflight: set[str] = set()  # workers with a list_vessels request in flight
+        self._model_names = sorted(list_models(), key=len, reverse=True)
         self._banks = {kind: Bank(kind, capacity) for kind in KINDS}
         self._modem_subs: dict[int, Any] = {}
         self._modem_queue: list[tuple[int, int, str, AcousticMessage]] = []
@@ -222,7 +224,7 @@ class SensorPublisher(Node):
         return load_vehicle(model).sensors
 
     def _model_from_name(self, name: str) -> str:
-        for model in sorted(list_models(), key=len, reverse=True):
+        for model in self._model_names:
             if name == model or (name.startswith(model + "_") and name[len(model) + 1 :].isdigit()):
                 return model
         return self._default_model
@@ -284,9 +286,12 @@ class SensorPublisher(Node):
         model = entry.get("model") or self._models.get(name)
         if not model:
             client = self._list_client(worker)
-            if client is not None and client.service_is_ready() and name not in self._pending:
-                self._pending.add(name)
-                client.call_async(ListVessels.Request()).add_done_callback(self._on_vessel_list)
+            if client is not None and client.service_is_ready():
+                self._pending[name] = worker
+                if worker not in self._inflight:  # one request per worker answers every pending vessel
+                    self._inflight.add(worker)
+                    future = client.call_async(ListVessels.Request())
+                    future.add_done_callback(lambda f, w=worker: self._on_vessel_list(w, f))
                 return {}, ""
             model = self._model_from_name(name)
         base = self._catalogue_sensors(model) if model else {}
@@ -299,7 +304,8 @@ class SensorPublisher(Node):
             self._list_clients[worker] = self.create_client(ListVessels, f"/lotusim/{worker}/list_vessels")
         return self._list_clients[worker]
 
-    def _on_vessel_list(self, future) -> None:
+    def _on_vessel_list(self, worker: str, future) -> None:
+        self._inflight.discard(worker)
         try:
             vessels = future.result().vessels
         except Exception as exc:  # noqa: BLE001 - a failed query must not stop the node
@@ -307,8 +313,8 @@ class SensorPublisher(Node):
             vessels = []
         for info in vessels:
             self._models[info.name] = info.model
-        for name in list(self._pending):
-            self._pending.discard(name)
+        for name in [n for n, w in self._pending.items() if w == worker]:
+            del self._pending[name]
             slot = self._slot_of.get(name)
             if slot is not None:
                 self._models.setdefault(name, self._model_from_name(name))
