@@ -54,37 +54,32 @@ def c_a_mask(mode: str) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def c_a_times_nu_r(prm, nu_r, a, out):
-    """out[0:6] = (C_A(nu_r) o mask) nu_r for vessel row i of vp (M_A at V_MA, mask at V_CAMASK, row-major);
-    a (6,) scratch for M_A nu_r."""
-    mk = L.V_CAMASK
+def c_a_times_nu_r(prm, u, v, w, p, q, r):
+    """(C_A(nu_r) o mask) nu_r (6-tuple) for the packed vessel parameters prm; nu_r = (u, v, w, p, q, r).
+
+    With a = M_A nu_r = [a1; a2]:  C_A nu_r = [ w x a1 ;  v_r x a1 + w x a2 ]  ("full"); the masked form
+    ("no_munk") weighs each of the 18 non-zero entries of C_A with its mask element; "off" returns zeros."""
     mode = prm[L.V_CA_MODE]
     if mode == 2.0:  # "off"
-        for j in range(6):
-            out[j] = 0.0
-        return
-    matvec6(prm, L.V_MA, nu_r, a)
-    if mode == 0.0:  # "full": C_A nu_r = [w x a1 ; v_r x a1 + w x a2]
-        vx, vy, vz, wx, wy, wz = nu_r[0], nu_r[1], nu_r[2], nu_r[3], nu_r[4], nu_r[5]
-        out[0] = wy * a[2] - wz * a[1]
-        out[1] = wz * a[0] - wx * a[2]
-        out[2] = wx * a[1] - wy * a[0]
-        out[3] = vy * a[2] - vz * a[1] + wy * a[5] - wz * a[4]
-        out[4] = vz * a[0] - vx * a[2] + wz * a[3] - wx * a[5]
-        out[5] = vx * a[1] - vy * a[0] + wx * a[4] - wy * a[3]
-        return
-    # C_A blocks: upper-right and lower-left -S(a1), lower-right -S(a2);
-    # -S(x) = [[0, x3, -x2], [-x3, 0, x1], [x2, -x1, 0]]
-    for j in range(6):
-        out[j] = 0.0
-    for blk in range(3):  # 0: upper right (rows 0-2, cols 3-5), 1: lower left (rows 3-5, cols 0-2), 2: lower right
-        if blk == 0:
-            r0, c0, x1, x2, x3 = 0, 3, a[0], a[1], a[2]
-        elif blk == 1:
-            r0, c0, x1, x2, x3 = 3, 0, a[0], a[1], a[2]
-        else:
-            r0, c0, x1, x2, x3 = 3, 3, a[3], a[4], a[5]
-        b0, b1, b2 = mk + 6 * r0 + c0, mk + 6 * (r0 + 1) + c0, mk + 6 * (r0 + 2) + c0
-        out[r0 + 0] += prm[b0 + 1] * x3 * nu_r[c0 + 1] - prm[b0 + 2] * x2 * nu_r[c0 + 2]
-        out[r0 + 1] += -prm[b1 + 0] * x3 * nu_r[c0 + 0] + prm[b1 + 2] * x1 * nu_r[c0 + 2]
-        out[r0 + 2] += prm[b2 + 0] * x2 * nu_r[c0 + 0] - prm[b2 + 1] * x1 * nu_r[c0 + 1]
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    a0, a1, a2, a3, a4, a5 = matvec6(prm, L.V_MA, u, v, w, p, q, r)
+    if mode == 0.0:  # "full"
+        return (
+            q * a2 - r * a1,
+            r * a0 - p * a2,
+            p * a1 - q * a0,
+            v * a2 - w * a1 + q * a5 - r * a4,
+            w * a0 - u * a2 + r * a3 - p * a5,
+            u * a1 - v * a0 + p * a4 - q * a3,
+        )
+    # masked: C_A = [[0, -S(a1)], [-S(a1), -S(a2)]], -S(x) = [[0, x3, -x2], [-x3, 0, x1], [x2, -x1, 0]];
+    # entry (i, j) weighted by mask[6 i + j]
+    mk = L.V_CAMASK
+    return (
+        prm[mk + 4] * a2 * q - prm[mk + 5] * a1 * r,
+        -prm[mk + 9] * a2 * p + prm[mk + 11] * a0 * r,
+        prm[mk + 15] * a1 * p - prm[mk + 16] * a0 * q,
+        prm[mk + 19] * a2 * v - prm[mk + 20] * a1 * w + prm[mk + 22] * a5 * q - prm[mk + 23] * a4 * r,
+        -prm[mk + 24] * a2 * u + prm[mk + 26] * a0 * w - prm[mk + 27] * a5 * p + prm[mk + 29] * a3 * r,
+        prm[mk + 30] * a1 * u - prm[mk + 31] * a0 * v + prm[mk + 33] * a4 * p - prm[mk + 34] * a3 * q,
+    )

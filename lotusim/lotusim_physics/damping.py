@@ -14,23 +14,29 @@ from lotusim_physics import layout as L
 
 
 @njit(cache=True, inline="always")
-def matvec6(prm, off, x, out):
-    """out[0:6] = A x for the row-major 6x6 matrix A stored at prm[off : off + 36]."""
-    for j in range(6):
-        s = 0.0
-        for k in range(6):
-            s += prm[off + 6 * j + k] * x[k]
-        out[j] = s
+def dot6(prm, o, a0, a1, a2, a3, a4, a5):
+    """prm[o : o + 6] . a"""
+    return prm[o] * a0 + prm[o + 1] * a1 + prm[o + 2] * a2 + prm[o + 3] * a3 + prm[o + 4] * a4 + prm[o + 5] * a5
 
 
 @njit(cache=True, inline="always")
-def damping_times_nu_r(prm, nu_r, tmp, out):
-    """out[0:6] = D_lin nu_r + D_quad (|nu_r| o nu_r) for the packed vessel parameters prm; tmp (6,) scratch."""
-    for j in range(6):
-        tmp[j] = abs(nu_r[j]) * nu_r[j]
-    dl, dq = L.V_DL, L.V_DQ
-    for j in range(6):
-        s = 0.0
-        for k in range(6):
-            s += prm[dl + 6 * j + k] * nu_r[k] + prm[dq + 6 * j + k] * tmp[k]
-        out[j] = s
+def matvec6(prm, o, a0, a1, a2, a3, a4, a5):
+    """A a (6-tuple) for the row-major 6x6 matrix A stored at prm[o : o + 36]."""
+    return (
+        dot6(prm, o, a0, a1, a2, a3, a4, a5),
+        dot6(prm, o + 6, a0, a1, a2, a3, a4, a5),
+        dot6(prm, o + 12, a0, a1, a2, a3, a4, a5),
+        dot6(prm, o + 18, a0, a1, a2, a3, a4, a5),
+        dot6(prm, o + 24, a0, a1, a2, a3, a4, a5),
+        dot6(prm, o + 30, a0, a1, a2, a3, a4, a5),
+    )
+
+
+@njit(cache=True, inline="always")
+def damping_times_nu_r(prm, u, v, w, p, q, r):
+    """D_lin nu_r + D_quad (|nu_r| o nu_r) (6-tuple) for the packed vessel parameters prm; nu_r = (u ... r)."""
+    l0, l1, l2, l3, l4, l5 = matvec6(prm, L.V_DL, u, v, w, p, q, r)
+    q0, q1, q2, q3, q4, q5 = matvec6(
+        prm, L.V_DQ, abs(u) * u, abs(v) * v, abs(w) * w, abs(p) * p, abs(q) * q, abs(r) * r
+    )
+    return l0 + q0, l1 + q1, l2 + q2, l3 + q3, l4 + q4, l5 + q5

@@ -21,63 +21,71 @@ from numba import njit
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_times_nu_r
 from lotusim_physics.damping import damping_times_nu_r, matvec6
-from lotusim_physics.fins import add_fin_wrench
+from lotusim_physics.fins import fin_wrench
 from lotusim_physics.kinematics import quat_derivative, rotation_from_quat
 from lotusim_physics.restoring import restoring_surface, restoring_underwater
 from lotusim_physics.rigid_body import c_rb_times_nu
-from lotusim_physics.wind import add_wind_wrench
+from lotusim_physics.wind import wind_load
 
 
 @njit(cache=True)
-def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, rmat, nu_r, a6, crb, ca, dmp, gv, rhs):
+def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
     """xdot (13,) = d/dt [p_ned (3), q_ned_frd (4), nu (6)] of vessel i at state x (13,).
 
     prm = vp[i]: the vessel's packed parameters (layout.V_*); xs[i]: its commanded body wrench and the water / air
     velocities (NED, m/s) at the vessel; fp rows f0 .. f0 + nf: its fins (deflection in F_STATE); tau_thr (6,):
-    the thruster wrench. rmat (9,), nu_r, a6, crb, ca, dmp, gv, rhs (6,): scratch."""
-    rotation_from_quat(x, 3, rmat)
+    the thruster wrench. The helpers take and return scalars, so the whole evaluation stays in registers."""
+    qw, qx, qy, qz = x[3], x[4], x[5], x[6]
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(qw, qx, qy, qz)
+    u, v, w, p, q, r = x[7], x[8], x[9], x[10], x[11], x[12]
+    # current in the body, v_c = R^T V_c, and the relative velocity nu_r = nu - [v_c; 0]
     cn, ce, cd = xs[i, L.X_CUR], xs[i, L.X_CUR + 1], xs[i, L.X_CUR + 2]
-    # current in the body: v_c = R^T V_c
-    vcx = rmat[0] * cn + rmat[3] * ce + rmat[6] * cd
-    vcy = rmat[1] * cn + rmat[4] * ce + rmat[7] * cd
-    vcz = rmat[2] * cn + rmat[5] * ce + rmat[8] * cd
-    u, v, w, p, qr, r = x[7], x[8], x[9], x[10], x[11], x[12]
-    nu_r[0] = u - vcx
-    nu_r[1] = v - vcy
-    nu_r[2] = w - vcz
-    nu_r[3] = p
-    nu_r[4] = qr
-    nu_r[5] = r
-    # nu_c_dot = -w x v_c (current constant in NED)
-    ncx = -(qr * vcz - r * vcy)
+    vcx = r0 * cn + r3 * ce + r6 * cd
+    vcy = r1 * cn + r4 * ce + r7 * cd
+    vcz = r2 * cn + r5 * ce + r8 * cd
+    ur, vr, wr = u - vcx, v - vcy, w - vcz
+    # nu_c_dot = [-w x v_c; 0] (current constant in NED)
+    ncx = -(q * vcz - r * vcy)
     ncy = -(r * vcx - p * vcz)
-    ncz = -(p * vcy - qr * vcx)
-    # generalised force tau
-    for j in range(6):
-        rhs[j] = tau_thr[j] + xs[i, L.X_WRENCH + j]
+    ncz = -(p * vcy - q * vcx)
+    # generalised force tau: thrusters + commanded wrench + fins(nu_r) + wind
+    t0 = tau_thr[0] + xs[i, L.X_WRENCH]
+    t1 = tau_thr[1] + xs[i, L.X_WRENCH + 1]
+    t2 = tau_thr[2] + xs[i, L.X_WRENCH + 2]
+    t3 = tau_thr[3] + xs[i, L.X_WRENCH + 3]
+    t4 = tau_thr[4] + xs[i, L.X_WRENCH + 4]
+    t5 = tau_thr[5] + xs[i, L.X_WRENCH + 5]
     for k in range(f0, f0 + nf):
-        add_fin_wrench(fp, k, rho, nu_r[0], nu_r[1], nu_r[2], rhs)
+        f = fin_wrench(fp, k, rho, ur, vr, wr)
+        t0, t1, t2, t3, t4, t5 = t0 + f[0], t1 + f[1], t2 + f[2], t3 + f[3], t4 + f[4], t5 + f[5]
     if prm[L.V_HASWIND] > 0.0:
-        add_wind_wrench(rmat, xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2], u, v, prm, rhs)
-    # - C_RB(nu) nu - C_A(nu_r) nu_r - D(nu_r) nu_r - g(eta) + M_A nu_c_dot
-    for j in range(6):
-        a6[j] = x[7 + j]
-    c_rb_times_nu(prm, a6, crb)
-    c_a_times_nu_r(prm, nu_r, a6, ca)
-    damping_times_nu_r(prm, nu_r, a6, dmp)
+        wx, wy, wn = wind_load(
+            r0, r1, r3, r4, r6, r7, xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2], u, v, prm
+        )
+        t0, t1, t5 = t0 + wx, t1 + wy, t5 + wn
+    # C_RB(nu) nu, C_A(nu_r) nu_r, D(nu_r) nu_r, g(eta), M_A nu_c_dot
+    c = c_rb_times_nu(prm, u, v, w, p, q, r)
+    a = c_a_times_nu_r(prm, ur, vr, wr, p, q, r)
+    d = damping_times_nu_r(prm, ur, vr, wr, p, q, r)
     if prm[L.V_SURFACE] > 0.0:
-        restoring_surface(rmat, x[2], prm, rho, g, gv)
+        gv = restoring_surface(prm, x[2], r6, r7, r8, rho, g)
     else:
-        restoring_underwater(rmat, prm, gv)
-    a6[0], a6[1], a6[2], a6[3], a6[4], a6[5] = ncx, ncy, ncz, 0.0, 0.0, 0.0
-    matvec6(prm, L.V_MA, a6, nu_r)  # M_A nu_c_dot (nu_r is no longer needed)
-    for j in range(6):
-        rhs[j] += -crb[j] - ca[j] - dmp[j] - gv[j] + nu_r[j]
-    # nu_dot = M^-1 rhs
-    matvec6(prm, L.V_MINV, rhs, a6)
-    for j in range(6):
-        xdot[7 + j] = a6[j]
+        gv = restoring_underwater(prm, r6, r7, r8)
+    mc = matvec6(prm, L.V_MA, ncx, ncy, ncz, 0.0, 0.0, 0.0)
+    # nu_dot = M^-1 (tau - C_RB nu - C_A nu_r - D nu_r - g + M_A nu_c_dot)
+    nd = matvec6(
+        prm,
+        L.V_MINV,
+        t0 - c[0] - a[0] - d[0] - gv[0] + mc[0],
+        t1 - c[1] - a[1] - d[1] - gv[1] + mc[1],
+        t2 - c[2] - a[2] - d[2] - gv[2] + mc[2],
+        t3 - c[3] - a[3] - d[3] - gv[3] + mc[3],
+        t4 - c[4] - a[4] - d[4] - gv[4] + mc[4],
+        t5 - c[5] - a[5] - d[5] - gv[5] + mc[5],
+    )
+    xdot[7], xdot[8], xdot[9], xdot[10], xdot[11], xdot[12] = nd
     # kinematics: p_dot = R v, q_dot = 1/2 q (x) [0, w]
-    for j in range(3):
-        xdot[j] = rmat[3 * j] * u + rmat[3 * j + 1] * v + rmat[3 * j + 2] * w
-    quat_derivative(x, 3, p, qr, r, xdot, 3)
+    xdot[0] = r0 * u + r1 * v + r2 * w
+    xdot[1] = r3 * u + r4 * v + r5 * w
+    xdot[2] = r6 * u + r7 * v + r8 * w
+    xdot[3], xdot[4], xdot[5], xdot[6] = quat_derivative(qw, qx, qy, qz, p, q, r)

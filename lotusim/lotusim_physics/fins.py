@@ -47,8 +47,8 @@ def fin_servo(delta, command, max_angle, tau_s, rate_limit, h):
 
 
 @njit(cache=True, inline="always")
-def add_fin_wrench(fp, k, rho, u, v, w, out):
-    """out[0:6] += wrench of fin row k of the fin pool fp (Eqs. 4-9) for the body relative velocity (u, v, w)."""
+def fin_wrench(fp, k, rho, u, v, w):
+    """Wrench (6-tuple, FRD at CO) of fin row k of the fin pool fp (Eqs. 4-9) for the body relative velocity."""
     cphi, sphi = fp[k, L.F_COS], fp[k, L.F_SIN]
     delta = fp[k, L.F_STATE]
     sy, sz = sphi, -cphi  # span direction (s_x = 0)
@@ -56,10 +56,9 @@ def add_fin_wrench(fp, k, rho, u, v, w, out):
     vpx, vpy, vpz = u, v - along * sy, w - along * sz  # in-plane relative velocity
     vi2 = vpx * vpx + vpy * vpy + vpz * vpz
     if vi2 <= 0.0:
-        return
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     q_area = 0.5 * rho * vi2 * fp[k, L.F_AREA]
-    cl = lift_coefficient(delta, fp[k, L.F_SLOPE], fp[k, L.F_STALL], fp[k, L.F_POST])
-    lift = q_area * cl
+    lift = q_area * lift_coefficient(delta, fp[k, L.F_SLOPE], fp[k, L.F_STALL], fp[k, L.F_POST])
     if u < 0.0:
         lift = -lift
     fx, fy, fz = 0.0, -lift * cphi, -lift * sphi
@@ -70,9 +69,4 @@ def add_fin_wrench(fp, k, rho, u, v, w, out):
         fy -= drag * vpy / vn
         fz -= drag * vpz / vn
     rx, ry, rz = fp[k, L.F_POS], fp[k, L.F_POS + 1], fp[k, L.F_POS + 2]
-    out[0] += fx
-    out[1] += fy
-    out[2] += fz
-    out[3] += ry * fz - rz * fy
-    out[4] += rz * fx - rx * fz
-    out[5] += rx * fy - ry * fx
+    return fx, fy, fz, ry * fz - rz * fy, rz * fx - rx * fz, rx * fy - ry * fx

@@ -91,9 +91,6 @@ def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho,
     k3 = np.empty(ns)
     k4 = np.empty(ns)
     tau_thr = np.empty(6)
-    rmat = np.empty(9)
-    w6 = np.empty((7, 6))  # scratch of vessel_derivative
-    nu_r, a6, crb, ca, dmp, gv, rhs = w6[0], w6[1], w6[2], w6[3], w6[4], w6[5], w6[6]
     nfault = 0
     for i in range(n):
         if frozen[i]:
@@ -115,32 +112,27 @@ def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho,
         for _ in range(substeps):
             _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
             if method == 0:
-                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1, rmat, nu_r, a6, crb, ca, dmp, gv, rhs)
+                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
                 for j in range(ns):
                     xt[j] = x[j] + 0.5 * h * k1[j]
-                vessel_derivative(
-                    xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k2, rmat, nu_r, a6, crb, ca, dmp, gv, rhs
-                )
+                vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k2)
                 for j in range(ns):
                     xt[j] = x[j] + 0.5 * h * k2[j]
-                vessel_derivative(
-                    xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k3, rmat, nu_r, a6, crb, ca, dmp, gv, rhs
-                )
+                vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k3)
                 for j in range(ns):
                     xt[j] = x[j] + h * k3[j]
-                vessel_derivative(
-                    xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k4, rmat, nu_r, a6, crb, ca, dmp, gv, rhs
-                )
+                vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k4)
                 for j in range(ns):
                     x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
                 quat_normalize_inplace(x, 3)
             else:
-                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1, rmat, nu_r, a6, crb, ca, dmp, gv, rhs)
-                rotation_from_quat(x, 3, rmat)
+                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
+                r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(x[3], x[4], x[5], x[6])
                 for j in range(6):
                     x[7 + j] = x[7 + j] + h * k1[7 + j]
-                for j in range(3):
-                    x[j] = x[j] + h * (rmat[3 * j] * x[7] + rmat[3 * j + 1] * x[8] + rmat[3 * j + 2] * x[9])
+                x[0] += h * (r0 * x[7] + r1 * x[8] + r2 * x[9])
+                x[1] += h * (r3 * x[7] + r4 * x[8] + r5 * x[9])
+                x[2] += h * (r6 * x[7] + r7 * x[8] + r8 * x[9])
                 quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)
         code = _check(x, max_speed, max_rate, max_pos)
         if code != L.FAULT_NONE:

@@ -15,28 +15,30 @@ from numba import njit
 
 
 @njit(cache=True, inline="always")
-def rotation_from_quat(x, o, r):
-    """r (9,) row-major R(q) of the unit quaternion q = x[o:o+4] (w, x, y, z): body FRD -> NED."""
-    w, qx, y, z = x[o], x[o + 1], x[o + 2], x[o + 3]
-    r[0] = 1.0 - 2.0 * (y * y + z * z)
-    r[1] = 2.0 * (qx * y - z * w)
-    r[2] = 2.0 * (qx * z + y * w)
-    r[3] = 2.0 * (qx * y + z * w)
-    r[4] = 1.0 - 2.0 * (qx * qx + z * z)
-    r[5] = 2.0 * (y * z - qx * w)
-    r[6] = 2.0 * (qx * z - y * w)
-    r[7] = 2.0 * (y * z + qx * w)
-    r[8] = 1.0 - 2.0 * (qx * qx + y * y)
+def rotation_from_quat(w, x, y, z):
+    """R(q) of the unit quaternion (w, x, y, z) as a row-major 9-tuple: body FRD -> NED."""
+    return (
+        1.0 - 2.0 * (y * y + z * z),
+        2.0 * (x * y - z * w),
+        2.0 * (x * z + y * w),
+        2.0 * (x * y + z * w),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z - x * w),
+        2.0 * (x * z - y * w),
+        2.0 * (y * z + x * w),
+        1.0 - 2.0 * (x * x + y * y),
+    )
 
 
 @njit(cache=True, inline="always")
-def quat_derivative(x, o, p, qr, r, out, oo):
-    """out[oo:oo+4] = 1/2 q (x) [0, p, qr, r] with q = x[o:o+4] (the angular rate components are p, qr, r)."""
-    w, qx, y, z = x[o], x[o + 1], x[o + 2], x[o + 3]
-    out[oo] = 0.5 * (-qx * p - y * qr - z * r)
-    out[oo + 1] = 0.5 * (w * p + y * r - z * qr)
-    out[oo + 2] = 0.5 * (w * qr - qx * r + z * p)
-    out[oo + 3] = 0.5 * (w * r + qx * qr - y * p)
+def quat_derivative(w, x, y, z, p, q, r):
+    """1/2 q (x) [0, p, q, r] as a 4-tuple."""
+    return (
+        0.5 * (-x * p - y * q - z * r),
+        0.5 * (w * p + y * r - z * q),
+        0.5 * (w * q - x * r + z * p),
+        0.5 * (w * r + x * q - y * p),
+    )
 
 
 @njit(cache=True, inline="always")

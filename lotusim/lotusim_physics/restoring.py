@@ -27,20 +27,21 @@ from lotusim_physics import layout as L
 
 
 @njit(cache=True, inline="always")
-def restoring_underwater(r, prm, out):
-    """out[0:6] = g(eta) of an underwater vehicle; r (9,) R(q) row-major; W, B, r_g, r_b from row i of vp."""
+def restoring_underwater(prm, kx, ky, kz):
+    """g(eta) (6-tuple) of an underwater vehicle; (kx, ky, kz) = R(q)^T e_z; W, B, r_g, r_b from prm."""
     weight, buoyancy = prm[L.V_W], prm[L.V_B]
     gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
     bx, by, bz = prm[L.V_RB], prm[L.V_RB + 1], prm[L.V_RB + 2]
-    kx, ky, kz = r[6], r[7], r[8]
     fgx, fgy, fgz = weight * kx, weight * ky, weight * kz
     fbx, fby, fbz = -buoyancy * kx, -buoyancy * ky, -buoyancy * kz
-    out[0] = -(fgx + fbx)
-    out[1] = -(fgy + fby)
-    out[2] = -(fgz + fbz)
-    out[3] = -((gy * fgz - gz * fgy) + (by * fbz - bz * fby))
-    out[4] = -((gz * fgx - gx * fgz) + (bz * fbx - bx * fbz))
-    out[5] = -((gx * fgy - gy * fgx) + (bx * fby - by * fbx))
+    return (
+        -(fgx + fbx),
+        -(fgy + fby),
+        -(fgz + fbz),
+        -((gy * fgz - gz * fgy) + (by * fbz - bz * fby)),
+        -((gz * fgx - gx * fgz) + (bz * fbx - bx * fbz)),
+        -((gx * fgy - gy * fgx) + (bx * fby - by * fbx)),
+    )
 
 
 @njit(cache=True, inline="always")
@@ -53,18 +54,19 @@ def surface_buoyancy(z_ned_m, rho, g, awp, box_draft):
 
 
 @njit(cache=True, inline="always")
-def restoring_surface(r, z_ned_m, prm, rho, g, out):
-    """out[0:6] = g(eta) of a surface vessel (waterplane hydrostatics, see module docstring), row i of vp."""
-    kx, ky, kz = r[6], r[7], r[8]
+def restoring_surface(prm, z_ned_m, kx, ky, kz, rho, g):
+    """g(eta) (6-tuple) of a surface vessel (waterplane hydrostatics, see module docstring)."""
     buoyancy = surface_buoyancy(z_ned_m, rho, g, prm[L.V_AWP], prm[L.V_BOXDRAFT])
     net = prm[L.V_W] - buoyancy
     gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
     fx, fy, fz = net * kx, net * ky, net * kz
-    out[0] = -fx
-    out[1] = -fy
-    out[2] = -fz
     k_roll = -buoyancy * prm[L.V_GMT] * ky * kz
     m_pitch = buoyancy * prm[L.V_GML] * kx * kz
-    out[3] = -((gy * fz - gz * fy) + k_roll)
-    out[4] = -((gz * fx - gx * fz) + m_pitch)
-    out[5] = -(gx * fy - gy * fx)
+    return (
+        -fx,
+        -fy,
+        -fz,
+        -((gy * fz - gz * fy) + k_roll),
+        -((gz * fx - gx * fz) + m_pitch),
+        -(gx * fy - gy * fx),
+    )

@@ -70,22 +70,17 @@ def cross(ax, ay, az, bx, by, bz):
 
 
 @njit(cache=True, inline="always")
-def c_rb_times_nu(prm, nu, out):
-    """out[0:6] = C_RB(nu) nu (see module docstring) for vessel row i of the packed parameters vp, nu (6,).
+def c_rb_times_nu(prm, u, v, w, p, q, r):
+    """C_RB(nu) nu (6-tuple, see module docstring) for the packed vessel parameters prm (layout.V_*).
 
-    (Arrays and row indices rather than slices: creating array views in the compiled hot loop costs
-    reference counting, ~20 ns each.)"""
+    (Scalars in, tuple out: the compiled step keeps the whole derivative in registers.)"""
     m = prm[L.V_MASS]
     gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
-    u, v, w, p, q, r = nu[0], nu[1], nu[2], nu[3], nu[4], nu[5]
     # m w x v
     f1, f2, f3 = cross(p, q, r, u, v, w)
     # - m w x (r_g x w)
     g1, g2, g3 = cross(gx, gy, gz, p, q, r)
     h1, h2, h3 = cross(p, q, r, g1, g2, g3)
-    out[0] = m * (f1 - h1)
-    out[1] = m * (f2 - h2)
-    out[2] = m * (f3 - h3)
     # m r_g x (w x v) + w x (I_b w)
     k1, k2, k3 = cross(gx, gy, gz, f1, f2, f3)
     o = L.V_IO
@@ -93,6 +88,4 @@ def c_rb_times_nu(prm, nu, out):
     i2 = prm[o + 3] * p + prm[o + 4] * q + prm[o + 5] * r
     i3 = prm[o + 6] * p + prm[o + 7] * q + prm[o + 8] * r
     l1, l2, l3 = cross(p, q, r, i1, i2, i3)
-    out[3] = m * k1 + l1
-    out[4] = m * k2 + l2
-    out[5] = m * k3 + l3
+    return m * (f1 - h1), m * (f2 - h2), m * (f3 - h3), m * k1 + l1, m * k2 + l2, m * k3 + l3

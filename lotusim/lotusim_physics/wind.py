@@ -23,19 +23,21 @@ from lotusim_physics import layout as L
 
 
 @njit(cache=True, inline="always")
-def add_wind_wrench(r, wn, we, wd, u, v, prm, out):
-    """out[0:6] += wind load (body FRD at CO); r (9,) R(q) row-major, (wn, we, wd) air velocity NED m/s,
-    coefficients from row i of vp."""
+def wind_load(r0, r1, r3, r4, r6, r7, wn, we, wd, u, v, prm):
+    """(X, Y, N) wind load (body FRD at CO); r0..r7 entries of R(q) (row-major indices), (wn, we, wd) the air
+    velocity NED in m/s; coefficients from prm."""
     # body components of the air velocity: R^T V
-    uw = r[0] * wn + r[3] * we + r[6] * wd
-    vw = r[1] * wn + r[4] * we + r[7] * wd
+    uw = r0 * wn + r3 * we + r6 * wd
+    vw = r1 * wn + r4 * we + r7 * wd
     urw = u - uw
     vrw = v - vw
     v2 = urw * urw + vrw * vrw
     if v2 <= 0.0:
-        return
+        return 0.0, 0.0, 0.0
     gamma = -math.atan2(vrw, urw)
     q = 0.5 * prm[L.V_RHOAIR] * v2
-    out[0] += q * (-prm[L.V_CX] * math.cos(gamma)) * prm[L.V_AF]
-    out[1] += q * (prm[L.V_CY] * math.sin(gamma)) * prm[L.V_AL]
-    out[5] += q * (prm[L.V_CN] * math.sin(2.0 * gamma)) * prm[L.V_AL] * prm[L.V_LEN]
+    return (
+        q * (-prm[L.V_CX] * math.cos(gamma)) * prm[L.V_AF],
+        q * (prm[L.V_CY] * math.sin(gamma)) * prm[L.V_AL],
+        q * (prm[L.V_CN] * math.sin(2.0 * gamma)) * prm[L.V_AL] * prm[L.V_LEN],
+    )

@@ -41,12 +41,9 @@ def fossen_g_euler(weight, buoyancy, rg, rb, phi, theta):
 
 def _derivative(fleet: Fleet, i: int, x: np.ndarray) -> np.ndarray:
     xdot = np.empty(13)
-    scratch = [np.empty(9)] + [np.empty(6) for _ in range(7)]
     f0, nf = fleet._vi[i, 2], fleet._vi[i, 3]
-    vessel_derivative(
-        x, fleet._xs, i, fleet._vp[i], fleet._fp, f0, nf, np.zeros(6), fleet.water_density_kgm3, fleet.gravity_mps2,
-        xdot, *scratch,
-    )  # fmt: skip
+    rho, grav = fleet.water_density_kgm3, fleet.gravity_mps2
+    vessel_derivative(x, fleet._xs, i, fleet._vp[i], fleet._fp, f0, nf, np.zeros(6), rho, grav, xdot)
     return xdot
 
 
