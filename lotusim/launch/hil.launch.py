@@ -44,7 +44,7 @@ def setup(context):
     lockstep = launch_plan.parse_bool(arg["lockstep"], "lockstep") if arg["lockstep"] else None
     hil_plan = hil.apply_hil(scenario, hil.load_remapping(arg["remap"]), lockstep)
     overrides = {**overrides, **hil_plan.scenario.overrides}
-    return SIM.setup(context, remappings=hil_plan, scenario=hil_plan.scenario, overrides=overrides)
+    return SIM.setup(context, hil_plan=hil_plan, scenario=hil_plan.scenario, overrides=overrides)
 
 
 def generate_launch_description():

@@ -36,15 +36,16 @@ def to_action(spec):
     )
 
 
-def setup(context, remappings=None, scenario=None, overrides=None):
+def setup(context, hil_plan=None, scenario=None, overrides=None):
+    """The actions; hil.launch.py passes its HilPlan (remappings, plan with the HIL settings) and scenario."""
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     if scenario is None:
         scenario, overrides = launch_plan.scenario_from_arguments(
             arg["scenario"], arg["real_time_factor"], arg["workers"], arg["mode"], arg["set"]
         )
     headless = launch_plan.parse_bool(arg["headless"], "headless")
-    plan = scenario.plan() if remappings is None else remappings.plan
-    rules = None if remappings is None else remappings.remappings
+    plan = scenario.plan() if hil_plan is None else hil_plan.plan
+    rules = None if hil_plan is None else hil_plan.remappings
     actions = [to_action(spec) for spec in launch_plan.node_specs(plan, headless, rules)]
     viewer = launch_plan.viewer_spec(headless)
     if viewer is not None:
