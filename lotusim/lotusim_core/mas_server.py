@@ -46,7 +46,7 @@ class MasServer(Node):
         self._worker_waiters: list[Future] = []
         self.worker_wait_s = float(self.declare_parameter("worker_wait_s", 10.0).value)
         self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
-        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 1)
+        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
         self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels)
         self.create_service(ListModels, "/lotusim/list_models", self._on_list_models)
         self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
