@@ -183,7 +183,10 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
                     sim_s = min(s.sim_time_s for s in stats.values())
                     rtf = sum(s.real_time_factor for s in stats.values()) / len(stats)
                     vessels = sum(s.vessel_count for s in stats.values())
-                    show(f"lotusim: sim {sim_s - sim_start:8.1f} s | RTF {rtf:7.2f} | {vessels} vessels | {len(stats)} worker(s)")
+                    show(
+                        f"lotusim: sim {sim_s - sim_start:8.1f} s | RTF {rtf:7.2f} | {vessels} vessels | "
+                        f"{len(stats)} worker(s)"
+                    )
                     if duration_s and sim_s >= sim_start + duration_s:
                         break
             summary["ok"] = True
