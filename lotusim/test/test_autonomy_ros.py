@@ -39,6 +39,13 @@ def compass_heading_deg(q) -> float:
     return (90.0 - math.degrees(yaw_enu)) % 360.0
 
 
+def facing_north(item):
+    """A spawn item with the vessel facing north (compass 0 deg = ENU yaw +90 deg, q = (0, 0, sin 45, cos 45))."""
+    o = item.vessel.pose.orientation
+    o.x, o.y, o.z, o.w = 0.0, 0.0, math.sqrt(0.5), math.sqrt(0.5)
+    return item
+
+
 def run_lockstep(sim: Sim, controller, vessel: str, cycles: int, steps_per_cycle: int) -> None:
     """Step, let the controller answer the new odometry, wait for its commands at the worker; repeat."""
     entry = sim.worker.vessels[vessel]
@@ -59,12 +66,16 @@ def run_lockstep(sim: Sim, controller, vessel: str, cycles: int, steps_per_cycle
         spin_until(sim.executor, applied, 10.0, "commands at the worker")
 
 
-def test_remus_settles_at_10_m_depth_heading_90(ros_context):
+@pytest.mark.parametrize("heading_law", ["pid", "smc"])
+def test_remus_settles_at_10_m_depth_heading_90(ros_context, heading_law):
     sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=10.0)
     try:
-        result = sim.command([create_item("auv", "remus100", (0.0, 0.0, -2.0), overrides=REMUS_AS_PVS)])
+        result = sim.command([facing_north(create_item("auv", "remus100", (0.0, 0.0, -2.0), overrides=REMUS_AS_PVS))])
         assert result.results[0].ok, result.results[0].reason
-        autopilot = DepthHeadingAutopilot(context=ros_context, parameter_overrides=[Parameter("vessel", value="auv")])
+        autopilot = DepthHeadingAutopilot(
+            context=ros_context,
+            parameter_overrides=[Parameter("vessel", value="auv"), Parameter("heading_law", value=heading_law)],
+        )
         sim.executor.add_node(autopilot)
         odom: list[Odometry] = []
         sim.client.create_subscription(Odometry, "/auv/odom", odom.append, 100)
@@ -81,6 +92,7 @@ def test_remus_settles_at_10_m_depth_heading_90(ros_context):
         t = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in odom])
         depth = np.array([-m.pose.pose.position.z for m in odom])
         heading = np.array([compass_heading_deg(m.pose.pose.orientation) for m in odom])
+        assert min(heading[0], 360.0 - heading[0]) < 1.0 and depth[0] < 2.5  # from 2 m, facing north: a 90 deg turn
         inside = (np.abs(depth - 10.0) < 0.5) & (np.abs((heading - 90.0 + 180.0) % 360.0 - 180.0) < 3.0)
         outside = np.flatnonzero(~inside)
         settle_s = t[outside[-1] + 1] if len(outside) else t[0]
@@ -90,6 +102,10 @@ def test_remus_settles_at_10_m_depth_heading_90(ros_context):
         assert abs(depth[-1] - 10.0) < 0.1 and abs(heading[-1] - 90.0) < 0.5
         speed = odom[-1].twist.twist.linear.x
         assert speed == pytest.approx(2.0, abs=0.1)
+        print(
+            f"\nremus100 {heading_law}: settled (|dz| < 0.5 m, |dpsi| < 3 deg) at {settle_s:.1f} s; at 80 s depth "
+            f"{depth[-1]:.3f} m, heading {heading[-1]:.2f} deg, speed {speed:.3f} m/s; max depth {depth.max():.2f} m"
+        )
     finally:
         sim.close()
 
@@ -107,16 +123,19 @@ def _waypoint_request(points_enu, radius_m: float, speed_mps: float) -> SetWaypo
     )
 
 
-@pytest.mark.parametrize("mode", ["pid", "bang_bang"])
-def test_wamv_reaches_three_lat_lon_waypoints_in_order(ros_context, mode):
+@pytest.mark.parametrize(
+    ("model", "mode", "speed_mps", "budget_s"),
+    [("wamv", "pid", 1.5, 120.0), ("wamv", "bang_bang", 1.5, 120.0), ("kayak_usv", "pid", 1.0, 180.0)],
+)
+def test_usv_reaches_three_lat_lon_waypoints_in_order(ros_context, model, mode, speed_mps, budget_s):
     sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=5.0)
     try:
-        assert sim.command([create_item("usv", "wamv")]).results[0].ok
+        assert sim.command([facing_north(create_item("usv", model))]).results[0].ok
         follower = WaypointFollower(
             context=ros_context,
             parameter_overrides=[
                 Parameter("vessel", value="usv"),
-                Parameter("model", value="wamv"),
+                Parameter("model", value=model),
                 Parameter("guidance_mode", value=mode),
                 Parameter("origin_latitude_deg", value=ORIGIN[0]),
                 Parameter("origin_longitude_deg", value=ORIGIN[1]),
@@ -132,10 +151,9 @@ def test_wamv_reaches_three_lat_lon_waypoints_in_order(ros_context, mode):
         run_lockstep(sim, follower, "usv", cycles=2, steps_per_cycle=10)  # the follower knows where it is
         waypoints = [(30.0, 0.0), (30.0, 30.0), (0.0, 30.0)]  # ENU: east, then north, then west
         radius = 3.0
-        future = client.call_async(_waypoint_request(waypoints, radius, 1.5))
+        future = client.call_async(_waypoint_request(waypoints, radius, speed_mps))
         spin_until(sim.executor, future.done, 10.0, "SetWaypoints reply")
         assert future.result().success, future.result().message
-        budget_s = 120.0
         run_lockstep(sim, follower, "usv", cycles=int(budget_s / 0.2), steps_per_cycle=10)
         spin_until(sim.executor, lambda: len(odom) >= budget_s / 0.2, 10.0, "odometry")
         t = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in odom])
@@ -156,5 +174,10 @@ def test_wamv_reaches_three_lat_lon_waypoints_in_order(ros_context, mode):
         assert indices == sorted(indices) and set(indices) == {0, 1, 2}
         # stopped at the end: thrust off, the vessel coasting down
         assert np.all(follower.last_commands == 0.0)
+        e = np.array([m.data[4] for m in status if m.data[5] == 0.0 and m.data[1] > 0])  # cross-track, legs 2-3
+        print(
+            f"\n{model} {mode}: waypoints reached at {', '.join(f'{v:.1f}' for v in reached)} s; "
+            f"max |cross-track| on legs 2-3 {np.abs(e).max():.2f} m"
+        )
     finally:
         sim.close()
