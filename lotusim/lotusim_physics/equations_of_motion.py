@@ -28,9 +28,13 @@ from lotusim_physics.rigid_body import c_rb_times_nu
 from lotusim_physics.wind import wind_load
 
 
-@njit(cache=True)
-def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
+@njit(cache=True, inline="always")
+def _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, surface):
     """xdot (13,) = d/dt [p_ned (3), q_ned_frd (4), nu (6)] of vessel i at state x (13,).
+
+    `surface` is a compile-time constant in the two specialisations below (underwater_derivative,
+    surface_derivative): each then contains only its own restoring and load code, which halves the cost of an
+    underwater evaluation.
 
     prm = vp[i]: the vessel's packed parameters (layout.V_*); xs[i]: its commanded body wrench and the water / air
     velocities (NED, m/s) at the vessel; fp rows f0 .. f0 + nf: its fins (deflection in F_STATE); tau_thr (6,):
@@ -58,7 +62,7 @@ def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
     for k in range(f0, f0 + nf):
         f = fin_wrench(fp, k, rho, ur, vr, wr)
         t0, t1, t2, t3, t4, t5 = t0 + f[0], t1 + f[1], t2 + f[2], t3 + f[3], t4 + f[4], t5 + f[5]
-    if prm[L.V_HASWIND] > 0.0:
+    if surface and prm[L.V_HASWIND] > 0.0:
         wx, wy, wn = wind_load(
             r0, r1, r3, r4, r6, r7, xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2], u, v, prm
         )
@@ -67,10 +71,7 @@ def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
     c = c_rb_times_nu(prm, u, v, w, p, q, r)
     a = c_a_times_nu_r(prm, ur, vr, wr, p, q, r)
     d = damping_times_nu_r(prm, ur, vr, wr, p, q, r)
-    if prm[L.V_SURFACE] > 0.0:
-        gv = restoring_surface(prm, x[2], r6, r7, r8, rho, g)
-    else:
-        gv = restoring_underwater(prm, r6, r7, r8)
+    gv = restoring_surface(prm, x[2], r6, r7, r8, rho, g) if surface else restoring_underwater(prm, r6, r7, r8)
     mc = matvec6(prm, L.V_MA, ncx, ncy, ncz, 0.0, 0.0, 0.0)
     # nu_dot = M^-1 (tau - C_RB nu - C_A nu_r - D nu_r - g + M_A nu_c_dot)
     nd = matvec6(
@@ -89,3 +90,24 @@ def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
     xdot[1] = r3 * u + r4 * v + r5 * w
     xdot[2] = r6 * u + r7 * v + r8 * w
     xdot[3], xdot[4], xdot[5], xdot[6] = quat_derivative(qw, qx, qy, qz, p, q, r)
+
+
+@njit(cache=True)
+def underwater_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
+    """The derivative of an underwater vehicle (g(eta) from W, B, r_g, r_b; no wind)."""
+    _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, False)
+
+
+@njit(cache=True)
+def surface_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
+    """The derivative of a surface vessel (waterplane hydrostatics, wind loads)."""
+    _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, True)
+
+
+@njit(cache=True, inline="always")
+def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
+    """xdot (13,) of vessel i whatever its domain (dispatches on prm[V_SURFACE])."""
+    if prm[L.V_SURFACE] > 0.0:
+        surface_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot)
+    else:
+        underwater_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot)

@@ -36,10 +36,11 @@ def lift_coefficient(delta, slope, stall, post_slope):
 
 
 @njit(cache=True, inline="always")
-def fin_servo(delta, command, max_angle, tau_s, rate_limit, h):
-    """Deflection after h: first-order lag towards the clipped command, then the rate limit (rad)."""
+def fin_servo(delta, command, max_angle, decay, rate_limit, h):
+    """Deflection after h: first-order lag towards the clipped command (decay = exp(-h / T), precomputed),
+    then the rate limit (rad)."""
     c = min(max(command, -max_angle), max_angle)
-    target = c if tau_s <= 0.0 else c + (delta - c) * math.exp(-h / tau_s)
+    target = c + (delta - c) * decay
     if rate_limit > 0.0:
         step = rate_limit * h
         target = min(max(target, delta - step), delta + step)

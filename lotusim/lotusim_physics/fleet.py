@@ -32,7 +32,7 @@ from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.faults import REASONS, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
 from lotusim_physics.rigid_body import inertia_about_co, m_rb
-from lotusim_physics.thrusters import UNIT_TO_RPS, t200_curve_array
+from lotusim_physics.thrusters import UNIT_TO_RPS, decay_factor, t200_curve_array
 
 EnvField = Callable[[float, np.ndarray], np.ndarray]
 
@@ -287,6 +287,11 @@ class Fleet:
             raise ValueError(f"vessel '{name}' already exists in the fleet")
         pos, quat, nu = self._pose(name, position_ned_m, q_ned_frd_wxyz, nu_frd)
         vrow, trows, frows = pack_vessel(spec, name, self.water_density_kgm3, self.gravity_mps2)
+        h = self.dt_s / self.substeps
+        for r in trows:
+            r[L.T_DECAY] = decay_factor(r[L.T_TAU], h)
+        for r in frows:
+            r[L.F_DECAY] = decay_factor(r[L.F_TAU], h)
         i = self._n
         self._reserve_vessels(i + 1)
         t0 = self._append_pool("_tp", "_nt", trows)

@@ -39,7 +39,7 @@ def _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr):
         tau_thr[j] = 0.0
     for k in range(t0, t0 + nt):
         cmd = min(max(tp[k, L.T_CMD], tp[k, L.T_CMD_MIN]), tp[k, L.T_CMD_MAX]) * tp[k, L.T_TO_RPS]
-        s = rotor_lag(tp[k, L.T_STATE], cmd, tp[k, L.T_TAU], h)
+        s = rotor_lag(tp[k, L.T_STATE], cmd, tp[k, L.T_DECAY])
         tp[k, L.T_STATE] = s
         torque = 0.0
         if tp[k, L.T_MODEL] == L.T_MODEL_T200:
@@ -59,7 +59,7 @@ def _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr):
         tau_thr[5] += rx * fy - ry * fx + torque * dz
     for k in range(f0, f0 + nf):
         fp[k, L.F_STATE] = fin_servo(
-            fp[k, L.F_STATE], fp[k, L.F_CMD], fp[k, L.F_MAX], fp[k, L.F_TAU], fp[k, L.F_RATE], h
+            fp[k, L.F_STATE], fp[k, L.F_CMD], fp[k, L.F_MAX], fp[k, L.F_DECAY], fp[k, L.F_RATE], h
         )
 
 

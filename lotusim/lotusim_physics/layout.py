@@ -72,7 +72,8 @@ T_CMD = 28  # latest command (in the thruster's command unit)
 T_STATE = 29  # rotor state: n in rev/s (quadratic) or the lagged normalised command (t200)
 T_THRUST = 30  # thrust of the last step, N (telemetry)
 T_ALIVE = 31  # 1.0 while the owning vessel exists (pool rows of removed vessels are 0 until compaction)
-T_WIDTH = 32
+T_DECAY = 32  # exp(-h / T_n) for the fleet's (sub)step h, set by the Fleet (0 when T_n = 0)
+T_WIDTH = 33
 T_MODEL_QUADRATIC = 0
 T_MODEL_T200 = 1
 
@@ -92,7 +93,8 @@ F_RATE = 13  # rate limit, rad/s (<= 0: none)
 F_CMD = 14  # latest command, rad
 F_STATE = 15  # deflection, rad
 F_ALIVE = 16
-F_WIDTH = 17
+F_DECAY = 17  # exp(-h / T) for the fleet's (sub)step h, set by the Fleet (0 when T = 0)
+F_WIDTH = 18
 
 # --- fault reasons (status codes written by the kernel) ----------------------------------------------------
 FAULT_NONE = 0

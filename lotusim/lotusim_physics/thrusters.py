@@ -2,7 +2,8 @@
 
 Rotor dynamics: the rotor state s (rev/s, or the normalised command for curve models) follows the clipped
 command c with a first-order lag T_n (Fossen 2021 sec. 9.x actuator dynamics; PVS uses the same lag),
-integrated exactly over a step h:   s_{k+1} = c + (s_k - c) exp(-h / T_n)   (T_n = 0: s = c).
+integrated exactly over a step h:   s_{k+1} = c + (s_k - c) exp(-h / T_n)   (T_n = 0: s = c); the factor
+exp(-h / T_n) is computed once per thruster when the vessel joins the fleet.
 
 Thrust models
   - "quadratic": T = rho D^4 K_T n|n| with n in rev/s (Fossen 2021 eq. 9.3 with constant K_T(J_0);
@@ -49,11 +50,10 @@ UNIT_TO_RPS = {"rpm": 1.0 / 60.0, "rps": 1.0, "rad_s": 1.0 / (2.0 * math.pi), "n
 
 
 @njit(cache=True, inline="always")
-def rotor_lag(state, command, tau_s, h):
-    """Exact first-order response over h of a rotor state to a command held constant."""
-    if tau_s <= 0.0:
-        return command
-    return command + (state - command) * math.exp(-h / tau_s)
+def rotor_lag(state, command, decay):
+    """Exact first-order response over h of a rotor state to a command held constant; decay = exp(-h / T_n)
+    (precomputed per thruster by the Fleet, 0 for T_n = 0)."""
+    return command + (state - command) * decay
 
 
 @njit(cache=True, inline="always")
@@ -112,3 +112,8 @@ def allocation_matrix(thrusters: tuple[ThrusterSpec, ...] | list[ThrusterSpec]) 
         d = d / np.linalg.norm(d)
         cols.append(np.concatenate([d, np.cross(np.asarray(t.position_frd_m, dtype=float), d)]))
     return np.array(cols).T if cols else np.zeros((6, 0))
+
+
+def decay_factor(time_constant_s: float, h_s: float) -> float:
+    """exp(-h / T) of a first-order lag over a step h (0 for T <= 0: the state follows the command at once)."""
+    return math.exp(-h_s / time_constant_s) if time_constant_s > 0.0 else 0.0
