@@ -8,6 +8,10 @@ the offset (e.g. the 6x6 inverse mass matrix occupies ``V_MINV .. V_MINV + 36``,
 
 from __future__ import annotations
 
+from lotusim_physics.jit_cache import drop_stale_cache
+
+drop_stale_cache()  # before any jitted module of this package loads its numba cache (see jit_cache.py)
+
 # --- xs: dynamic state of each vessel (N, X_WIDTH) ----------------------------------------------------------
 X_POS = 0  # position of CO in NED (3), m
 X_Q = 3  # attitude q_ned_frd (4), w x y z
