@@ -107,9 +107,15 @@ class DepthHeadingAutopilot(Node):
         self.state = s
         if h <= 0.0:  # first message, or a stamp that did not advance: no step
             return
-        fins, thrusters = self.autopilot.step(
-            s, h, self.depth_m, self.heading_rad, speed_mps=self.speed_mps, propeller_cmd=self.propeller_cmd
-        )
+        try:
+            fins, thrusters = self.autopilot.step(
+                s, h, self.depth_m, self.heading_rad, speed_mps=self.speed_mps, propeller_cmd=self.propeller_cmd
+            )
+            if not (np.all(np.isfinite(fins)) and np.all(np.isfinite(thrusters))):
+                raise ValueError(f"non-finite commands fins {fins.tolist()}, thrusters {thrusters.tolist()}")
+        except (ValueError, FloatingPointError) as exc:  # a bad step neutralises the actuators, not the node
+            self.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); fins 0, stop")
+            fins, thrusters = np.zeros_like(self.last_fins), np.zeros_like(self.last_thrusters)
         self.last_fins, self.last_thrusters = fins, thrusters
         for pub, value in zip(self._fin_pubs, fins, strict=True):
             pub.publish(Float64(data=float(value)))

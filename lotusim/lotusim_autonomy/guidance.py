@@ -113,7 +113,9 @@ class WaypointGuidance:
             self.u_ref = 0.0
             return 0.0, course_rad, self.status(p_xy)
         p = np.asarray(p_xy, dtype=float)
-        while np.hypot(*(self.waypoints[self.index] - p)) <= self.acceptance_radius_m:
+        for _ in range(len(self.waypoints)):  # bounded: a looping route all inside one circle must not hang
+            if np.hypot(*(self.waypoints[self.index] - p)) > self.acceptance_radius_m:
+                break
             self.reached.append((self.index, t_s))
             self.speed_pid.reset()
             if self.index + 1 < len(self.waypoints):

@@ -160,12 +160,19 @@ class WaypointFollower(Node):
         self.state = s
         if h <= 0.0:  # first message, or a stamp that did not advance (e.g. after a restore): no step
             return
-        u_d, chi_d, status = self.guidance.update(s.position_enu_xy, s.nu_frd[0], s.yaw_enu_rad, s.t_s, h)
-        if status.done:
-            cmd = self.controller.stop()
-        else:
-            psi_d = float(frames.yaw_enu_to_ned(chi_d))
-            cmd = self.controller.step(s.nu_frd[0], s.rpy_ned_rad[2], s.nu_frd[5], u_d, psi_d, h)
+        try:
+            u_d, chi_d, status = self.guidance.update(s.position_enu_xy, s.nu_frd[0], s.yaw_enu_rad, s.t_s, h)
+            if status.done:
+                cmd = self.controller.stop()
+            else:
+                psi_d = float(frames.yaw_enu_to_ned(chi_d))
+                cmd = self.controller.step(s.nu_frd[0], s.rpy_ned_rad[2], s.nu_frd[5], u_d, psi_d, h)
+            if not np.all(np.isfinite(cmd)):
+                raise ValueError(f"non-finite thruster commands {cmd.tolist()}")
+        except (ValueError, FloatingPointError, IndexError) as exc:  # a bad step stops the vessel, not the node
+            self.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); thrust off")
+            self._publish_commands(self.controller.stop())
+            return
         self._publish_commands(cmd)
         out = Float64MultiArray()
         out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=6, stride=6)]

@@ -150,6 +150,13 @@ def test_waypoint_guidance_switches_in_the_circle_of_acceptance_and_finishes():
     assert status.done and u_d == 0.0 and g.reached[-1] == (1, 2.0)
 
 
+def test_looping_route_inside_one_circle_does_not_hang():
+    g = WaypointGuidance(acceptance_radius_m=5.0)
+    g.set_route([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], [0.0, 0.0], loop=True)
+    g.update([0.0, 0.0], 0.0, 0.0, 1.0, 0.1)
+    assert [i for i, _ in g.reached] == [0, 1, 2] and not g.done
+
+
 @pytest.mark.parametrize("model", ["remus100", "lrauv"])
 def test_fin_allocation_turns_the_vehicle_as_commanded_in_the_physics(model):
     """The virtual pitch (nose-up) and yaw (bow to starboard) deflections, applied to the vehicle in the physics
