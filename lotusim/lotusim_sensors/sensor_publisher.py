@@ -53,7 +53,7 @@ IMU_FIELDS = [*STAMP, *(f"orientation.{a}" for a in "xyzw"), *(f"angular_velocit
 MAG_FIELDS = [*STAMP, *(f"magnetic_field.{a}" for a in XYZ)]
 PRESSURE_FIELDS = [*STAMP, "fluid_pressure", "variance"]
 DEPTH_FIELDS = [*STAMP, "pose.pose.position.z"]
-FIX_FIELDS = [*STAMP, "status.status", "latitude", "longitude", "altitude"]
+FIX_FIELDS = [*STAMP, "status.status", "latitude", "longitude", "altitude", "position_covariance_type"]
 TWIST_FIELDS = [*STAMP, *(f"twist.twist.linear.{a}" for a in XYZ)]
 DVL_FIELDS = [*TWIST_FIELDS, "twist.covariance[]"]
 RANGE_FIELDS = [*STAMP, "range"]
@@ -560,8 +560,11 @@ class SensorPublisher(Node):
             if not fix_ok and not had[i]:
                 continue  # no fix and the loss was already reported: stay silent (submerged)
             (fix, vel), pubs = bank.msgs[slot], bank.pubs[slot]
-            status = NavSatStatus.STATUS_FIX if fix_ok else NavSatStatus.STATUS_NO_FIX
-            pubs[0].publish(fix.pack([sec, nsec, status, *geodetic[i]]))  # NaN lat/lon/alt without a fix
+            if fix_ok:
+                status, cov_type = NavSatStatus.STATUS_FIX, NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+            else:  # NaN latitude / longitude / altitude
+                status, cov_type = NavSatStatus.STATUS_NO_FIX, NavSatFix.COVARIANCE_TYPE_UNKNOWN
+            pubs[0].publish(fix.pack([sec, nsec, status, *geodetic[i], cov_type]))
             count += 1
             if fix_ok:
                 pubs[1].publish(vel.pack([sec, nsec, *velocity[i]]))

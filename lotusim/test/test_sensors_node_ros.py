@@ -43,11 +43,17 @@ VESSELS = {
             "modem": {},
         }
     },
+    "glider": {"sensors": {"gps": {"rate_hz": 5, "position_frd_m": [0.0, 0.0, -0.3]}}},  # antenna 0.3 m up
 }
 
 
 def _state(t_ns: int, names: list[str]) -> FleetState:
-    rows = {"auv": ([0.0, 0.0, -10.0], [0.0, 0.0, 0.0]), "usv": ([300.0, 400.0, 0.0], [2.0, 0.0, 0.0])}
+    glider_z = 0.0 if t_ns < 500_000_000 else -5.0  # at the surface, then dives at 0.5 s
+    rows = {
+        "auv": ([0.0, 0.0, -10.0], [0.0, 0.0, 0.0]),
+        "usv": ([300.0, 400.0, 0.0], [2.0, 0.0, 0.0]),
+        "glider": ([-100.0, 0.0, glider_z], [0.0, 0.0, 0.0]),
+    }
     msg = FleetState(worker="w0", names=names)
     msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t_ns, 1_000_000_000)
     msg.header.frame_id = "map"
@@ -106,6 +112,7 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
         ("/lotusim/ais", AIS),
         ("/usv/modem/rx", AcousticMessage),
         ("/auv/acoustic/range", AcousticRange),
+        ("/glider/gps/fix", NavSatFix),
     ]:
         collect(topic, kind)
     state_pub = test.create_publisher(FleetState, "/lotusim/fleet_state", 10)
@@ -118,7 +125,7 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
         _spin_until(executor, lambda: sensors._t_ns == t_ns and sensors._slot_of.keys() == set(names))
 
     for k in range(0, 101):  # sim time 0 .. 1.00 s, both vessels
-        step(k, ["auv", "usv"])
+        step(k, ["auv", "usv", "glider"])
         if k == 50:  # a malformed state (positions missing) is reported and ignored, the node carries on
             bad = _state(k * STEP_NS + 5_000_000, ["auv", "usv"])
             bad.position = to_float64_array(np.zeros(3))
@@ -129,7 +136,7 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
             tx_pub.publish(AcousticMessage(destination="usv", data=b"hi!"))
             _spin_until(executor, lambda: len(sensors._modem_queue) == 1)
     for k in range(101, 201):  # 1.01 .. 2.00 s: the USV has left the fleet
-        step(k, ["auv"])
+        step(k, ["auv", "glider"])
     _spin_until(executor, lambda: len(got["/auv/imu/data"]) >= 101)
     for _ in range(20):
         executor.spin_once(timeout_sec=0.01)
@@ -170,6 +177,12 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
         np.array([[usv_fix[0].latitude, usv_fix[0].longitude, usv_fix[0].altitude]]), GeodeticOrigin(36.8, -121.9)
     )
     np.testing.assert_allclose(enu[0], [300.0, 400.0, 0.0], atol=0.01)
+    # the glider dives at 0.5 s: fixes at 0, 0.2, 0.4 s, one NO_FIX at 0.6 s, then silence
+    glider = got["/glider/gps/fix"]
+    assert [m.status.status for m in glider] == [NavSatStatus.STATUS_FIX] * 3 + [NavSatStatus.STATUS_NO_FIX]
+    assert stamps("/glider/gps/fix")[-1] == 600_000_000 and np.isnan(glider[-1].latitude)
+    assert glider[-1].position_covariance_type == NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    assert glider[0].position_covariance_type == NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     # AIS: class A at 3.9 kn reports every 10 s -> one report at t = 0, on both topics
     assert len(got["/usv/ais"]) == 1 and len(got["/lotusim/ais"]) == 1
     report = got["/usv/ais"][0]
@@ -186,7 +199,8 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
     ranges = got["/auv/acoustic/range"]
     dock = [m for m in ranges if m.target == "dock"]
     usv = [m for m in ranges if m.target == "usv"]
-    assert len(dock) == 3 and len(usv) == 2 and len(ranges) == 5
+    assert len(dock) == 3 and len(usv) == 2
+    assert len(ranges) == 5 + 3  # + the glider (100 m away) at 0, 1, 2 s
     assert dock[0].range_m == pytest.approx(40.0) and dock[0].elevation_rad == pytest.approx(-np.pi / 2)
     assert usv[0].range_m == pytest.approx(distance) and usv[0].travel_time_s == pytest.approx(distance / 1500.0)
     # heading north, the USV (300 m east, 400 m north) is 36.87 deg to the right: bearing -atan2(300, 400)
