@@ -13,6 +13,8 @@ the detection to the equipment).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 KNOT_MPS = 1852.0 / 3600.0  # international knot
@@ -49,7 +51,5 @@ def compass_heading_deg(yaw_enu_rad: np.ndarray) -> np.ndarray:
 
 def default_mmsi(name: str) -> int:
     """A deterministic 9-digit MMSI for a simulated vessel without a configured one (not a registered number)."""
-    import hashlib
-
     h = int.from_bytes(hashlib.blake2b(name.encode(), digest_size=4).digest(), "little")
     return 200_000_000 + h % 575_000_000  # MID range 2xx-7xx of ITU-R M.585 (ship stations)
