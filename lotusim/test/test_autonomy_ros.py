@@ -181,3 +181,47 @@ def test_usv_reaches_three_lat_lon_waypoints_in_order(ros_context, model, mode, 
         )
     finally:
         sim.close()
+
+
+def test_bad_waypoints_and_set_points_are_rejected_with_reasons(ros_context):
+    from rclpy.experimental import EventsExecutor
+
+    executor = EventsExecutor(context=ros_context)
+    follower = WaypointFollower(context=ros_context, parameter_overrides=[Parameter("vessel", value="usv")])
+    autopilot = DepthHeadingAutopilot(context=ros_context, parameter_overrides=[Parameter("vessel", value="auv")])
+    client_node = rclpy.create_node("user", context=ros_context)
+    for node in (follower, autopilot, client_node):
+        executor.add_node(node)
+    try:
+        client = client_node.create_client(SetWaypoints, "/usv/waypoints/set")
+        spin_until(executor, client.service_is_ready, 10.0, "/usv/waypoints/set")
+
+        def call(request):
+            future = client.call_async(request)
+            spin_until(executor, future.done, 10.0, "reply")
+            return future.result()
+
+        good = call(_waypoint_request([(10.0, 0.0), (10.0, 10.0)], 2.0, 1.0))
+        assert good.success and len(follower.guidance.waypoints) == 2
+        bad = [
+            SetWaypoints.Request(latitude_deg=[48.39, 48.40], longitude_deg=[-4.48]),
+            SetWaypoints.Request(latitude_deg=[float("nan")], longitude_deg=[-4.48]),
+            SetWaypoints.Request(latitude_deg=[91.0], longitude_deg=[-4.48]),
+        ]
+        for request, expected in zip(bad, ["as many latitudes", "finite", "latitudes in [-90, 90]"], strict=True):
+            reply = call(request)
+            assert not reply.success and expected in reply.message and "/usv/waypoints/set" in reply.message
+        assert len(follower.guidance.waypoints) == 2  # the route given before is kept
+        assert np.allclose(follower.guidance.waypoints[1], [10.0, 10.0], atol=1e-6)  # lat/lon back to ENU
+
+        depth = client_node.create_publisher(Float64, "/auv/setpoint/depth", 10)
+        spin_until(executor, lambda: depth.get_subscription_count() > 0, 10.0, "depth set-point subscription")
+        for value in (float("nan"), -3.0, 12.5):
+            depth.publish(Float64(data=value))
+        spin_until(executor, lambda: autopilot.depth_m is not None, 5.0, "valid depth")
+        executor.spin_once(timeout_sec=0.1)
+        assert autopilot.depth_m == 12.5
+    finally:
+        executor.shutdown()
+        for node in (follower, autopilot, client_node):
+            node.destroy_node()
