@@ -8,7 +8,8 @@ Vessels: a vessel exists while its name is in its worker's latest FleetState; wh
 publishers are destroyed. Its sensor suite is the `sensors:` mapping of its catalogue model merged with the
 per-vessel overrides of the `vessels_yaml` parameter (docs/sensors.md); the model comes from `vessels_yaml`, the
 worker's /lotusim/<worker>/list_vessels service, the name (`<model>` or `<model>_<k>`), or `default_model`.
-Models: lotusim_sensors.* (batched over every vessel due at this step); this module only wires ROS.
+Models: lotusim_sensors.* (batched over every vessel due at this step); this module only wires ROS. Publishing is
+the cost: the high-rate sensors publish pre-serialized messages patched in place (lotusim_sensors.cdr).
 
 Topics (per vessel, absolute `/<vessel>/...`; see docs/sensors.md): imu/data (sensor_msgs/Imu), mag
 (sensor_msgs/MagneticField), pressure (sensor_msgs/FluidPressure), depth (geometry_msgs/PoseWithCovarianceStamped,
