@@ -338,7 +338,12 @@ class SensorPublisher(Node):
             for key in bank.params:
                 bank.params[key][slot] = params[key]
             bank.extra[slot] = {k: v for k, v in params.items() if k not in bank.params}
-            self._create_io(bank, name, slot)
+            try:
+                self._create_io(bank, name, slot)
+            except Exception as exc:  # noqa: BLE001 - e.g. a name that is not a valid ROS topic token
+                self.get_logger().error(f"vessel {name}: no sensors (cannot create the {kind} topics: {exc})")
+                self._unconfigure(slot)
+                return
         if "imu" in suite:
             n6 = noise.normal(np.array([noise.stream_key(self._seed, name, "imu/turn_on")]), [0], 6)
             p = {k: v[slot : slot + 1] for k, v in self._banks["imu"].params.items()}
