@@ -488,8 +488,14 @@ class SensorPublisher(Node):
         for kind in ("imu", "magnetometer", "pressure", "gps", "dvl", "altimeter", "ais", "usbl"):
             bank = self._banks[kind]
             due = slots[bank.present[slots] & (bank.next_due_ns[slots] <= t_ns)]
-            if due.size:
+            if not due.size:
+                continue
+            try:
                 getattr(self, f"_sample_{kind}")(bank, due, t_ns)
+            except Exception as exc:  # noqa: BLE001 - one failing sensor kind must not stop the others
+                text = f"{kind} sampling failed at t = {t_ns} ns, retried every sim second: {exc!r}"
+                self._warn_once(f"fail/{kind}/{type(exc).__name__}", text)
+                bank.next_due_ns[due] = t_ns + NS_PER_S  # retry in 1 s of sim time
         self._deliver_modem(t_ns)
 
     def _drop_schedule_after(self, t_ns: int) -> None:
