@@ -92,7 +92,13 @@ def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho,
     k4 = np.empty(ns)
     tau_thr = np.empty(6)
     nfault = 0
+    touched = 0.0
     for i in range(n):
+        if i + 1 < n:
+            # touch the next vessel's parameter row (one load per 64-byte line) so that it streams into the cache
+            # while this vessel computes: with 1,000+ vessels the rows no longer fit in L2
+            for j in range(0, L.V_WIDTH, 8):
+                touched += vp[i + 1, j]
         if frozen[i]:
             continue
         env_ok = True
@@ -144,4 +150,6 @@ def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho,
             xs[i, j] = x[j]
         for j in range(6):
             xs[i, L.X_NUDOT + j] = (x[7 + j] - x0[7 + j]) / dt
+    if touched != touched:  # never true for finite parameters; keeps the prefetching loads alive
+        nfault += 0
     return nfault
