@@ -34,11 +34,13 @@ from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 
 from lotusim_core import frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
+from lotusim_core.cdr import RawMessage
 from lotusim_core.node_runner import run_node_main
 from lotusim_core.ros_arrays import to_float64_array
 from lotusim_env.environment import Environment, build_environment
@@ -49,6 +51,14 @@ from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
 from lotusim_physics.fleet import Fleet
 
 MODES = ("realtime", "scaled", "fast", "lockstep")
+# the numbers of nav_msgs/Odometry that change from one publication to the next (pose, twist, stamp)
+ODOM_FIELDS = [
+    "header.stamp.sec", "header.stamp.nanosec",
+    "pose.pose.position.x", "pose.pose.position.y", "pose.pose.position.z",
+    "pose.pose.orientation.x", "pose.pose.orientation.y", "pose.pose.orientation.z", "pose.pose.orientation.w",
+    "twist.twist.linear.x", "twist.twist.linear.y", "twist.twist.linear.z",
+    "twist.twist.angular.x", "twist.twist.angular.y", "twist.twist.angular.z",
+]  # fmt: skip
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 FAST_BATCH_WALL_S = 0.005  # in "fast" mode, step for about this long per timer callback, then serve callbacks
@@ -69,6 +79,7 @@ class VesselEntry:
     thruster_cmd: np.ndarray
     fin_cmd: np.ndarray
     odom_pub: object = None
+    odom_raw: RawMessage | None = None
     subscriptions: list = field(default_factory=list)
 
 
@@ -107,7 +118,8 @@ class DynamicsWorker(Node):
         self.environment_yaml = ""
         self._env_cache: dict[str, np.ndarray] = {}
         self._env_next_s = 0.0
-        self._clock_msg = Clock()
+        self._clock_raw = RawMessage(Clock(), ["clock.sec", "clock.nanosec"])
+        self._odom_protos: dict[int, RawMessage] = {}  # by serialized length (frame id length sets the layout)
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
         self._state_pub = self.create_publisher(FleetState, "/lotusim/fleet_state", 10)
@@ -226,9 +238,7 @@ class DynamicsWorker(Node):
     def _publish_step(self) -> None:
         t_ns = self.sim_time_ns
         if self._clock_pub is not None:
-            clock = self._clock_msg.clock
-            clock.sec, clock.nanosec = t_ns // 1_000_000_000, t_ns % 1_000_000_000
-            self._clock_pub.publish(self._clock_msg)
+            self._clock_pub.publish(self._clock_raw.pack((t_ns // 1_000_000_000, t_ns % 1_000_000_000)))
         n = len(self.fleet.names)
         if not n:
             return
@@ -261,24 +271,27 @@ class DynamicsWorker(Node):
         self._state_pub.publish(msg)
 
     def _publish_odom(self, stamp, period: int, pos, quat, twist) -> None:
-        """Publish the odometry of the vessels whose turn it is (row i at steps where i % period == phase)."""
-        phase = self.iteration % period
+        """Publish the odometry of the vessels whose turn it is (row i at steps where i % period == phase),
+        as pre-serialized messages with the numbers patched in (lotusim_core.cdr: ~5x cheaper than building
+        an Odometry in Python)."""
+        rows = np.arange(self.iteration % period, len(self.fleet.names), period)
+        values = np.column_stack([pos[rows], quat[rows], twist[rows]]).tolist()
         names = self.fleet.names
-        for i in range(phase, len(names), period):
+        head = [stamp.sec, stamp.nanosec]
+        for i, row_values in zip(rows.tolist(), values, strict=True):
             entry = self.vessels.get(names[i])
-            if entry is None or entry.odom_pub is None:
-                continue
-            msg = Odometry()
-            msg.header.stamp = stamp
-            msg.header.frame_id = "map"
-            msg.child_frame_id = f"{names[i]}/base_link"
-            p, q, tw = pos[i], quat[i], twist[i]
-            msg.pose.pose.position.x, msg.pose.pose.position.y, msg.pose.pose.position.z = p.tolist()
-            o = msg.pose.pose.orientation
-            o.x, o.y, o.z, o.w = q.tolist()
-            lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
-            lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = tw.tolist()
-            entry.odom_pub.publish(msg)
+            if entry is not None and entry.odom_pub is not None:
+                entry.odom_pub.publish(entry.odom_raw.pack(head + row_values))
+
+    def _odom_template(self, name: str) -> RawMessage:
+        msg = Odometry()
+        msg.header.frame_id = "map"
+        msg.child_frame_id = f"{name}/base_link"
+        size = len(serialize_message(msg))
+        if size not in self._odom_protos:
+            self._odom_protos[size] = RawMessage(msg, ODOM_FIELDS)
+            return self._odom_protos[size]
+        return self._odom_protos[size].rebased(msg)
 
     def _maybe_publish_stats(self) -> None:
         now = time.monotonic()
@@ -332,6 +345,7 @@ class DynamicsWorker(Node):
             self.create_subscription(Wrench, f"/{name}/cmd_wrench", lambda m, n=name: self._on_wrench(n, m), 10)
         )
         entry.odom_pub = self.create_publisher(Odometry, f"/{name}/odom", 10)
+        entry.odom_raw = self._odom_template(name)
 
     def _reject(self, name: str, what: str, value) -> None:
         self.get_logger().warning(f"{name}: {what} command {value!r} rejected (not finite); keeping the last valid one")

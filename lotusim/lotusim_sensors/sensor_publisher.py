@@ -9,7 +9,7 @@ publishers are destroyed. Its sensor suite is the `sensors:` mapping of its cata
 per-vessel overrides of the `vessels_yaml` parameter (docs/sensors.md); the model comes from `vessels_yaml`, the
 worker's /lotusim/<worker>/list_vessels service, the name (`<model>` or `<model>_<k>`), or `default_model`.
 Models: lotusim_sensors.* (batched over every vessel due at this step); this module only wires ROS. Publishing is
-the cost: the high-rate sensors publish pre-serialized messages patched in place (lotusim_sensors.cdr).
+the cost: the high-rate sensors publish pre-serialized messages patched in place (lotusim_core.cdr).
 
 Topics (per vessel, absolute `/<vessel>/...`; see docs/sensors.md): imu/data (sensor_msgs/Imu), mag
 (sensor_msgs/MagneticField), pressure (sensor_msgs/FluidPressure), depth (geometry_msgs/PoseWithCovarianceStamped,
@@ -43,12 +43,12 @@ from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState
 from lotusim_interfaces.srv import ListVessels
 from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
-from lotusim_sensors.cdr import RawMessage
+from lotusim_core.cdr import RawMessage
 from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suite
 
 STAMP = ["header.stamp.sec", "header.stamp.nanosec"]
 XYZ = ("x", "y", "z")
-# Fields rewritten at each sample in the pre-serialized messages (lotusim_sensors.cdr), in the order the values
+# Fields rewritten at each sample in the pre-serialized messages (lotusim_core.cdr), in the order the values
 # are passed.
 IMU_FIELDS = [*STAMP, *(f"orientation.{a}" for a in "xyzw"), *(f"angular_velocity.{a}" for a in XYZ),
               *(f"linear_acceleration.{a}" for a in XYZ)]  # fmt: skip

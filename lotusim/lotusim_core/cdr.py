@@ -107,6 +107,18 @@ class RawMessage:
             raise ValueError(f"cannot locate field {path!r} uniquely in the serialized {type(msg).__name__}")
         return offset
 
+    def rebased(self, msg: Any) -> RawMessage:
+        """The same patchable fields on another message of the same type whose serialized length (hence
+        layout) is the same, e.g. another vessel's odometry with a frame id of the same length: one
+        serialization instead of one per field."""
+        template = serialize_message(msg)
+        if len(template) != len(self._template):
+            raise ValueError(f"rebased: serialized length {len(template)} differs from {len(self._template)}")
+        clone = object.__new__(RawMessage)
+        clone._template, clone._runs, clone.value_count = template, self._runs, self.value_count
+        clone._buffer = bytearray(template)
+        return clone
+
     def pack(self, values: Sequence[Any]) -> bytes:
         """The message bytes with the fields set to `values` (in the order of `fields`, arrays expanded)."""
         buf = self._buffer
