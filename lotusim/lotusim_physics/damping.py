@@ -21,7 +21,10 @@ def dot6(prm, o, a0, a1, a2, a3, a4, a5):
 
 @njit(cache=True, inline="always")
 def matvec6(prm, o, a0, a1, a2, a3, a4, a5):
-    """A a (6-tuple) for the row-major 6x6 matrix A stored at prm[o : o + 36]."""
+    """A a (6-tuple) for the row-major 6x6 matrix A stored at prm[o : o + 36] (diagonal fast path when the
+    vessel's matrices are all diagonal, prm[V_DIAG])."""
+    if prm[L.V_DIAG] > 0.0:
+        return prm[o] * a0, prm[o + 7] * a1, prm[o + 14] * a2, prm[o + 21] * a3, prm[o + 28] * a4, prm[o + 35] * a5
     return (
         dot6(prm, o, a0, a1, a2, a3, a4, a5),
         dot6(prm, o + 6, a0, a1, a2, a3, a4, a5),

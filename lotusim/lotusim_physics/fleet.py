@@ -88,6 +88,8 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
     row[L.V_CA_MODE] = {"full": 0.0, "no_munk": 1.0, "off": 2.0}[spec.coriolis_added_mass]
+    minv = row[L.V_MINV : L.V_MINV + 36].reshape(6, 6)
+    row[L.V_DIAG] = float(all(not np.any(m - np.diag(np.diag(m))) for m in (m_a, d_lin, d_quad, minv)))
     if spec.domain == "underwater":
         if not (math.isfinite(spec.volume_m3) and spec.volume_m3 >= 0.0):
             raise ValueError(f"{where}: volume_m3 must be >= 0, got {spec.volume_m3}")

@@ -49,7 +49,8 @@ V_CY = 208
 V_CN = 209
 V_RHOAIR = 210  # air density, kg/m^3
 V_CA_MODE = 211  # 0 full C_A, 1 masked (no_munk), 2 off
-V_WIDTH = 212
+V_DIAG = 212  # 1.0 if M_A, D_lin, D_quad and M^-1 are all diagonal (fast path: 6 products instead of 36)
+V_WIDTH = 213
 
 # --- vi: integer bookkeeping of each vessel (N, VI_WIDTH) --------------------------------------------------
 VI_THR_START = 0
