@@ -34,10 +34,13 @@ def wind_load(r0, r1, r3, r4, r6, r7, wn, we, wd, u, v, prm):
     v2 = urw * urw + vrw * vrw
     if v2 <= 0.0:
         return 0.0, 0.0, 0.0
-    gamma = -math.atan2(vrw, urw)
+    # gamma_rw = -atan2(v_rw, u_rw): cos gamma = u_rw / V, sin gamma = -v_rw / V (no trigonometric calls)
+    speed = math.sqrt(v2)
+    cos_g = urw / speed
+    sin_g = -vrw / speed
     q = 0.5 * prm[L.V_RHOAIR] * v2
     return (
-        q * (-prm[L.V_CX] * math.cos(gamma)) * prm[L.V_AF],
-        q * (prm[L.V_CY] * math.sin(gamma)) * prm[L.V_AL],
-        q * (prm[L.V_CN] * math.sin(2.0 * gamma)) * prm[L.V_AL] * prm[L.V_LEN],
+        q * (-prm[L.V_CX] * cos_g) * prm[L.V_AF],
+        q * (prm[L.V_CY] * sin_g) * prm[L.V_AL],
+        q * (prm[L.V_CN] * 2.0 * sin_g * cos_g) * prm[L.V_AL] * prm[L.V_LEN],
     )
