@@ -20,7 +20,16 @@ from typing import Any
 
 from rclpy.serialization import serialize_message
 
-_FORMATS = {"double": "d", "float": "f", "int32": "i", "uint32": "I", "int8": "b", "uint8": "B"}
+_FORMATS = {
+    "double": "d",
+    "float": "f",
+    "int32": "i",
+    "uint32": "I",
+    "int64": "q",
+    "uint64": "Q",
+    "int8": "b",
+    "uint8": "B",
+}
 
 
 def _parent_and_leaf(msg: Any, path: str) -> tuple[Any, str]:
@@ -95,7 +104,14 @@ class RawMessage:
         if fmt in "df":
             sentinel = [1.2345678901234567e-37 * (3 + k) for k in range(count)] if array else -7.654321e-33
         else:
-            sentinel = {"i": -123456789, "I": 3123456789, "b": -101, "B": 201}[fmt]
+            sentinel = {
+                "i": -123456789,
+                "I": 3123456789,
+                "q": -1234567890123,
+                "Q": 12345678901234567,
+                "b": -101,
+                "B": 201,
+            }[fmt]
         _set(msg, name, sentinel if not array else [float(v) for v in sentinel])
         try:
             probe = serialize_message(msg)
@@ -125,3 +141,57 @@ class RawMessage:
         for packer, offset, first, count in self._runs:
             packer.pack_into(buf, offset, *values[first : first + count])
         return bytes(buf)
+
+
+class RawArrays:
+    """The CDR bytes of a message with fixed-length sequences of doubles (and scalars) rewritten through NumPy
+    views: the fleet-wide messages (lotusim_interfaces/FleetState) with thousands of numbers per step.
+
+    `arrays`: sequence fields of float64 whose lengths are fixed in the template (e.g. N x 3 positions); they
+    are located like RawMessage fields, with a distinct sentinel per field. `scalars`: scalar fields patched
+    with struct (e.g. the stamp). `byte_arrays`: uint8[] fields. Build a new instance when the lengths change."""
+
+    def __init__(
+        self, msg: Any, arrays: Sequence[str], scalars: Sequence[str] = (), byte_arrays: Sequence[str] = ()
+    ) -> None:
+        import numpy as np
+
+        self._scalars = RawMessage(msg, list(scalars)) if scalars else None
+        template = self._scalars._template if self._scalars else serialize_message(msg)
+        if not template[1] & 1:
+            raise ValueError("RawArrays needs little-endian CDR")
+        self._buffer = bytearray(template)
+        self.views: dict[str, np.ndarray] = {}
+        for k, path in enumerate(arrays):
+            original = list(_get(msg, path))
+            n = len(original)
+            sentinel = [1.0e-300 * (k + 2) + 1.0e-310 * j for j in range(n)]
+            _set(msg, path, sentinel)
+            try:
+                probe = serialize_message(msg)
+            finally:
+                _set(msg, path, original)
+            offset = probe.find(struct.pack(f"<{n}d", *sentinel)) if n else 0
+            if offset < 0:
+                raise ValueError(f"cannot locate {path!r} in the serialized {type(msg).__name__}")
+            self.views[path] = np.frombuffer(self._buffer, dtype="<f8", count=n, offset=offset)
+        for path in byte_arrays:
+            original = bytes(_get(msg, path))
+            n = len(original)
+            sentinel = bytes((7 * j + 13) % 251 + 1 for j in range(n))
+            _set(msg, path, sentinel)
+            try:
+                probe = serialize_message(msg)
+            finally:
+                _set(msg, path, original)
+            offset = probe.find(struct.pack("<I", n) + sentinel) + 4 if n else 0
+            if offset < 4 and n:
+                raise ValueError(f"cannot locate {path!r} in the serialized {type(msg).__name__}")
+            self.views[path] = np.frombuffer(self._buffer, dtype=np.uint8, count=n, offset=offset)
+
+    def pack(self, scalars: Sequence[Any] = ()) -> bytes:
+        """The bytes with the scalars set (the arrays are whatever was written into `views`)."""
+        if self._scalars is not None:
+            for packer, offset, first, count in self._scalars._runs:
+                packer.pack_into(self._buffer, offset, *scalars[first : first + count])
+        return bytes(self._buffer)

@@ -123,7 +123,11 @@ def xyzw_to_wxyz(q_xyzw) -> np.ndarray:
 def q_ned_frd_to_q_enu_flu(q_ned_frd_wxyz) -> np.ndarray:
     """Physics attitude (NED<-FRD, w x y z) -> ROS attitude (ENU<-FLU, **x y z w**)."""
     q = _arr(q_ned_frd_wxyz, 4, "q_ned_frd_to_q_enu_flu") @ _NED_FRD_TO_ENU_FLU.T
-    return wxyz_to_xyzw(quat_normalize(q))
+    # light normalisation (this runs for the whole fleet at every published step): the physics keeps its
+    # quaternions finite and unit, so quat_normalize's input checks are skipped here
+    norm = np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
+    q = q * (np.where(q[..., :1] < 0.0, -1.0, 1.0) / norm)
+    return q[..., [1, 2, 3, 0]]
 
 
 def q_enu_flu_to_q_ned_frd(q_enu_flu_xyzw) -> np.ndarray:

@@ -40,9 +40,8 @@ from std_msgs.msg import Float64
 
 from lotusim_core import frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
-from lotusim_core.cdr import RawMessage
+from lotusim_core.cdr import RawArrays, RawMessage
 from lotusim_core.node_runner import run_node_main
-from lotusim_core.ros_arrays import to_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.action import StepFor
 from lotusim_interfaces.msg import EnvironmentConfig, FleetState, ItemResult, SimStats, VesselInfo
@@ -51,6 +50,8 @@ from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
 from lotusim_physics.fleet import Fleet
 
 MODES = ("realtime", "scaled", "fast", "lockstep")
+# FleetState arrays and their columns per vessel
+FLEET_STATE_ARRAYS = {"position": 3, "orientation": 4, "twist": 6, "accel": 6, "environment": 6}
 # the numbers of nav_msgs/Odometry that change from one publication to the next (pose, twist, stamp)
 ODOM_FIELDS = [
     "header.stamp.sec", "header.stamp.nanosec",
@@ -119,6 +120,8 @@ class DynamicsWorker(Node):
         self._env_cache: dict[str, np.ndarray] = {}
         self._env_next_s = 0.0
         self._clock_raw = RawMessage(Clock(), ["clock.sec", "clock.nanosec"])
+        self._state_writer: RawArrays | None = None
+        self._state_writer_names: list[str] = []
         self._odom_protos: dict[int, RawMessage] = {}  # by serialized length (frame id length sets the layout)
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
@@ -254,21 +257,39 @@ class DynamicsWorker(Node):
         if odom_due:
             self._publish_odom(stamp, odom_period, pos, quat, twist)
 
+    def _fleet_state_writer(self) -> RawArrays:
+        """The serialized FleetState of the current fleet (names fixed), rebuilt when the fleet changes."""
+        names = list(self.fleet.names)
+        if self._state_writer is None or self._state_writer_names != names:
+            n = len(names)
+            msg = FleetState(worker=self.worker, names=names)
+            msg.header.frame_id = "map"
+            for field_name, width in FLEET_STATE_ARRAYS.items():
+                setattr(msg, field_name, [0.0] * (n * width))
+            msg.status = bytes(n)
+            self._state_writer = RawArrays(
+                msg, list(FLEET_STATE_ARRAYS), ["header.stamp.sec", "header.stamp.nanosec", "iteration"], ["status"]
+            )
+            self._state_writer_names = names
+        return self._state_writer
+
     def _publish_fleet_state(self, stamp, pos, quat, twist, accel) -> None:
-        msg = FleetState(worker=self.worker, iteration=self.iteration, names=list(self.fleet.names))
-        msg.header.stamp = stamp
-        msg.header.frame_id = "map"
-        msg.position = to_float64_array(pos)
-        msg.orientation = to_float64_array(quat)
-        msg.twist = to_float64_array(twist)
-        msg.accel = to_float64_array(accel)
-        env = np.zeros((len(self.fleet.names), 6))
+        """One FleetState for the whole fleet: the NumPy arrays are written straight into the serialized
+        message (lotusim_core.cdr.RawArrays), no per-vessel Python work."""
+        writer = self._fleet_state_writer()
+        views = writer.views
+        views["position"][:] = pos.ravel()
+        views["orientation"][:] = quat.ravel()
+        views["twist"][:] = twist.ravel()
+        views["accel"][:] = accel.ravel()
+        env = views["environment"].reshape(-1, 6)
         if self._env_cache and len(self._env_cache["current"]) == len(env):
             env[:, :3] = frames.ned_to_enu(self._env_cache["current"])
             env[:, 3:] = frames.ned_to_enu(self._env_cache["wind"])
-        msg.environment = to_float64_array(env)
-        msg.status = np.asarray(self.fleet.frozen, dtype=np.uint8).tobytes()
-        self._state_pub.publish(msg)
+        else:
+            env[:] = 0.0
+        views["status"][:] = self.fleet.frozen
+        self._state_pub.publish(writer.pack((stamp.sec, stamp.nanosec, self.iteration)))
 
     def _publish_odom(self, stamp, period: int, pos, quat, twist) -> None:
         """Publish the odometry of the vessels whose turn it is (row i at steps where i % period == phase),
