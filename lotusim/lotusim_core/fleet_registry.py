@@ -8,7 +8,6 @@ Items of one goal are planned in order, so "create x, then move x, then delete x
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Iterator
@@ -126,7 +125,7 @@ class FleetRegistry:
         alive = {name: entry.worker for name, entry in self._entries.items()}  # as the goal will leave it
         load = dict(self.workers)
         for index, raw in enumerate(items):
-            item = copy.deepcopy(raw)
+            item = raw  # planning fills in names and ENU poses in place (the goal's own copy)
             name = item.vessel.name
             if item.command == Item.CREATE:
                 outcome = self._plan_create(index, item, alive, load, plan)

@@ -62,7 +62,8 @@ ODOM_FIELDS = [
 ]  # fmt: skip
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-FAST_BATCH_WALL_S = 0.005  # in "fast" mode, step for about this long per timer callback, then serve callbacks
+ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
+FAST_BATCH_WALL_S = 0.02  # in "fast" mode, step for about this long per timer callback, then serve callbacks
 
 
 def stamp_from_ns(t_ns: int) -> Time:
@@ -121,6 +122,7 @@ class DynamicsWorker(Node):
         self._env_next_s = 0.0
         self._clock_raw = RawMessage(Clock(), ["clock.sec", "clock.nanosec"])
         self._state_writer: RawArrays | None = None
+        self._pending_endpoints: dict[str, None] = {}  # vessels whose topics are still to be created (ordered)
         self._state_writer_names: list[str] = []
         self._odom_protos: dict[int, RawMessage] = {}  # by serialized length (frame id length sets the layout)
 
@@ -156,6 +158,7 @@ class DynamicsWorker(Node):
         # a timer for idle times (lockstep), and a check after each batch of steps: a busy fast-mode worker
         # keeps the events executor's queue full and would starve the timer
         self.create_timer(1.0 / self.stats_rate_hz, self._maybe_publish_stats)
+        self.create_timer(0.02, self._create_pending_endpoints)
         self.get_logger().info(
             f"worker {self.worker}: mode {self.mode}, step {self.step_s} s, RTF target {self.rtf_target}, "
             f"integrator {integrator}, clock master {self.clock_master}"
@@ -174,6 +177,7 @@ class DynamicsWorker(Node):
         while time.monotonic() - start < FAST_BATCH_WALL_S:
             self.advance(1)
         self._maybe_publish_stats()
+        self._create_pending_endpoints()
 
     def _on_clock(self, msg: Clock) -> None:
         """Follower worker: integrate until our sim time reaches the master's clock."""
@@ -479,11 +483,26 @@ class DynamicsWorker(Node):
             fin_cmd=np.zeros(len(spec.fins)),
         )
         self.vessels[name] = entry
-        self._subscribe_vessel(entry, spec)
+        self._pending_endpoints[name] = None  # topics created by _create_pending_endpoints, in creation order
         self._fleet_changed()
         return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
 
+    def _create_pending_endpoints(self) -> None:
+        """Create the per-vessel topics of new vessels within a wall-time budget per call.
+
+        Creating a DDS reader or writer costs about a millisecond here, and a vessel has several (one per
+        actuator, the wrench, the odometry): 1,000 vessels would block the simulation for seconds. So a create
+        returns as soon as the vessel is in the physics and the fleet state, and its topics appear over the
+        next moments, in creation order (wait for them like for any ROS endpoint: get_subscription_count)."""
+        deadline = time.perf_counter() + ENDPOINT_BUDGET_S
+        while self._pending_endpoints and time.perf_counter() < deadline:
+            name = next(iter(self._pending_endpoints))
+            del self._pending_endpoints[name]
+            if name in self.vessels:
+                self._subscribe_vessel(self.vessels[name], self.fleet.spec(name))
+
     def _delete(self, name: str) -> None:
+        self._pending_endpoints.pop(name, None)
         entry = self.vessels.pop(name)
         self.fleet.remove(name)
         self._fleet_changed()
@@ -574,7 +593,7 @@ class DynamicsWorker(Node):
                 fin_cmd=fin.copy(),
             )
             self.vessels[name] = entry
-            self._subscribe_vessel(entry, self.fleet.spec(name))
+            self._pending_endpoints[name] = None
 
     def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
         path = Path(request.path)
