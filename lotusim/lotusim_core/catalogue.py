@@ -24,7 +24,14 @@ import numpy as np
 import yaml
 
 from lotusim_core.paths import config_dir
-from lotusim_core.vehicle_spec import FinSpec, SurfaceHydrostatics, ThrusterSpec, VehicleSpec, WindSpec
+from lotusim_core.vehicle_spec import (
+    BodyLiftSpec,
+    FinSpec,
+    SurfaceHydrostatics,
+    ThrusterSpec,
+    VehicleSpec,
+    WindSpec,
+)
 
 DOMAINS = ("underwater", "surface")
 THRUST_MODELS = ("quadratic", "t200", "glf")
@@ -73,6 +80,8 @@ OPTIONAL_KEYS = (
     "thruster_defaults",
     "fins",
     "sensors",
+    "hull_height_m",
+    "body_lift",
 )
 # physical keys that must be cited in `sources:` whenever present
 CITED_KEYS = (
@@ -88,6 +97,8 @@ CITED_KEYS = (
     "wind",
     "thrusters",
     "fins",
+    "hull_height_m",
+    "body_lift",
 )
 
 THRUSTER_REQUIRED = (
@@ -105,6 +116,7 @@ FIN_REQUIRED = tuple(f.name for f in fields(FinSpec))
 SURFACE_REQUIRED = tuple(f.name for f in fields(SurfaceHydrostatics))
 WIND_REQUIRED = ("frontal_area_m2", "lateral_area_m2", "length_m", "cx", "cy", "cn")
 WIND_OPTIONAL = ("air_density_kgm3",)
+BODY_LIFT_REQUIRED = tuple(f.name for f in fields(BodyLiftSpec))
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster parsing
 _CACHE: dict[Path, tuple[bytes, VehicleSpec]] = {}
@@ -203,11 +215,13 @@ def spec_to_mapping(spec: VehicleSpec) -> dict[str, Any]:
             out[f.name] = [_thruster_mapping(t) for t in value]
         elif f.name == "fins":
             out[f.name] = [_plain(_dataclass_dict(fin)) for fin in value]
-        elif f.name in ("surface", "wind"):
+        elif f.name in ("surface", "wind", "body_lift"):
             if value is not None:
                 out[f.name] = _plain(_dataclass_dict(value))
         elif f.name in ("volume_m3", "cb_frd_m") and spec.domain == "surface" and not np.any(value):
             continue  # not given in the file (surface vessels use `surface`)
+        elif f.name == "hull_height_m" and value == 0.0:
+            continue  # not given in the file (surface crossing not modelled)
         else:
             out[f.name] = _plain(value)
     return out
@@ -284,6 +298,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
         if "wind" not in data:
             raise CatalogueError(where, "wind", "missing: a surface vessel needs wind areas and coefficients")
     wind = _wind(v, data["wind"]) if "wind" in data else None
+    hull_height, body_lift = _hull(v, data, domain)
 
     coriolis = v.choice(data.get("coriolis_added_mass", "full"), "coriolis_added_mass", CORIOLIS_MODES)
     note = v.text(data.get("coriolis_note", ""), "coriolis_note", allow_empty=True)
@@ -314,6 +329,8 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
         volume_m3=volume,
         cb_frd_m=cb,
         surface=surface,
+        hull_height_m=hull_height,
+        body_lift=body_lift,
         coriolis_added_mass=coriolis,
         coriolis_note=note,
         thrusters=thrusters,
@@ -342,6 +359,25 @@ def _surface(v: _Validator, raw: Any) -> SurfaceHydrostatics:
     v.keys(raw, "surface", SURFACE_REQUIRED, ())
     vals = {k: v.positive(raw[k], f"surface.{k}") for k in SURFACE_REQUIRED}
     return SurfaceHydrostatics(**vals)
+
+
+def _hull(v: _Validator, data: Mapping[str, Any], domain: str) -> tuple[float, BodyLiftSpec | None]:
+    """hull_height_m (vertical extent for the surface crossing) and body_lift: underwater vehicles only (surface
+    vessels have waterplane hydrostatics and no slender-body hull lift model)."""
+    for key in ("hull_height_m", "body_lift"):
+        if key in data and domain != "underwater":
+            raise CatalogueError(v.where, key, f"only underwater vehicles take {key}, found domain {domain!r}")
+    height = v.positive(data["hull_height_m"], "hull_height_m") if "hull_height_m" in data else 0.0
+    if "body_lift" not in data:
+        return height, None
+    raw = data["body_lift"]
+    v.keys(raw, "body_lift", BODY_LIFT_REQUIRED, ())
+    lift = BodyLiftSpec(
+        diameter_m=v.positive(raw["diameter_m"], "body_lift.diameter_m"),
+        lift_coefficient_per_rad=v.positive(raw["lift_coefficient_per_rad"], "body_lift.lift_coefficient_per_rad"),
+        centre_of_pressure_x_m=v.number(raw["centre_of_pressure_x_m"], "body_lift.centre_of_pressure_x_m"),
+    )
+    return height, lift
 
 
 def _wind(v: _Validator, raw: Any) -> WindSpec:

@@ -109,6 +109,20 @@ class SurfaceHydrostatics:
 
 
 @dataclass(frozen=True)
+class BodyLiftSpec:
+    """Hull lift of a slender body of revolution (Prestero 2001 sec. 3.5.4 after Hoerner 1965, "body lift").
+
+    A hull moving with a cross-flow component feels a lift force against that component, proportional to the
+    forward speed, applied at the hull's centre of pressure on the body x axis:
+        Y = -1/2 rho d^2 c_yd |u_r| v_r,   Z = -1/2 rho d^2 c_yd |u_r| w_r   at (x_cp, 0, 0)
+    i.e. Prestero's Y_uvl = Z_uwl = -1/2 rho d^2 c_yd and M_uwl = -N_uvl = -1/2 rho d^2 c_yd x_cp."""
+
+    diameter_m: float  # d: maximum hull diameter, m
+    lift_coefficient_per_rad: float  # c_yd: body-lift coefficient per radian of angle of attack (Hoerner)
+    centre_of_pressure_x_m: float  # x_cp: body x of the centre of pressure of the hull lift (from CO, FRD), m
+
+
+@dataclass(frozen=True)
 class VehicleSpec:
     """Everything the physics needs about one vehicle model (SI units, body FRD, origin CO)."""
 
@@ -125,6 +139,11 @@ class VehicleSpec:
     volume_m3: float = 0.0
     cb_frd_m: np.ndarray = field(default_factory=lambda: np.zeros(3))
     surface: SurfaceHydrostatics | None = None  # used when domain == "surface"
+    # vertical extent of the hull about the centre of buoyancy (underwater vehicles; e.g. the hull diameter), m.
+    # Near the surface the buoyancy is scaled by the submerged fraction of this extent; 0 = not modelled (full
+    # buoyancy at any depth).
+    hull_height_m: float = 0.0
+    body_lift: BodyLiftSpec | None = None  # hull lift of a slender body (None: no hull lift)
     # C_A(nu_r) in Fossen's skew-symmetric form; if a vehicle file switches Munk-moment terms off it must say
     # why (coriolis_note); the physics never drops terms silently.
     coriolis_added_mass: str = "full"  # "full" | "no_munk" | "off"

@@ -11,7 +11,8 @@ change only through the rotation of the body: nu_c_dot = [-w x v_c ; 0]. With M 
 
 which, as C_RB is in the linear-velocity-independent form (rigid_body.py), equals the issue's
 nu_r_dot = M^-1 (tau - C(nu_r) nu_r - D(nu_r) nu_r - g(eta)) plus nu_c_dot. Kinematics: kinematics.py.
-tau = thrusters (held over a step) + commanded body wrench + fins(nu_r) + wind(nu) for surface vessels.
+tau = thrusters (held over a step) + commanded body wrench + fins(nu_r, local flow at each fin, fins.py) + hull
+lift(nu_r) for underwater vehicles with body_lift (body_lift.py) + wind(nu) for surface vessels.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from numba import njit
 
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_times_nu_r
+from lotusim_physics.body_lift import body_lift_wrench
 from lotusim_physics.damping import damping_times_nu_r, matvec6
 from lotusim_physics.fins import fin_wrench
 from lotusim_physics.kinematics import quat_derivative, rotation_from_quat
@@ -60,8 +62,11 @@ def _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, surface):
     t4 = tau_thr[4] + xs[i, L.X_WRENCH + 4]
     t5 = tau_thr[5] + xs[i, L.X_WRENCH + 5]
     for k in range(f0, f0 + nf):
-        f = fin_wrench(fp, k, rho, ur, vr, wr)
+        f = fin_wrench(fp, k, rho, ur, vr, wr, p, q, r)
         t0, t1, t2, t3, t4, t5 = t0 + f[0], t1 + f[1], t2 + f[2], t3 + f[3], t4 + f[4], t5 + f[5]
+    if not surface and prm[L.V_BL_K] > 0.0:
+        bl = body_lift_wrench(prm, rho, ur, vr, wr)
+        t1, t2, t4, t5 = t1 + bl[1], t2 + bl[2], t4 + bl[4], t5 + bl[5]
     if surface and prm[L.V_HASWIND] > 0.0:
         wx, wy, wn = wind_load(
             r0, r1, r3, r4, r6, r7, xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2], u, v, prm
@@ -71,7 +76,7 @@ def _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, surface):
     c = c_rb_times_nu(prm, u, v, w, p, q, r)
     a = c_a_times_nu_r(prm, ur, vr, wr, p, q, r)
     d = damping_times_nu_r(prm, ur, vr, wr, p, q, r)
-    gv = restoring_surface(prm, x[2], r6, r7, r8, rho, g) if surface else restoring_underwater(prm, r6, r7, r8)
+    gv = restoring_surface(prm, x[2], r6, r7, r8, rho, g) if surface else restoring_underwater(prm, x[2], r6, r7, r8)
     mc = matvec6(prm, L.V_MA, ncx, ncy, ncz, 0.0, 0.0, 0.0)
     # nu_dot = M^-1 (tau - C_RB nu - C_A nu_r - D nu_r - g + M_A nu_c_dot)
     nd = matvec6(

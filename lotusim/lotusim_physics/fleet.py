@@ -94,6 +94,11 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
         if not (math.isfinite(spec.volume_m3) and spec.volume_m3 >= 0.0):
             raise ValueError(f"{where}: volume_m3 must be >= 0, got {spec.volume_m3}")
         row[L.V_B] = rho * g * spec.volume_m3
+        row[L.V_HULLH] = spec.hull_height_m
+        if spec.body_lift is not None:
+            bl = spec.body_lift
+            row[L.V_BL_K] = 0.5 * bl.diameter_m**2 * bl.lift_coefficient_per_rad
+            row[L.V_BL_X] = bl.centre_of_pressure_x_m
     elif spec.domain == "surface":
         hs = spec.surface
         if hs is None or not (hs.waterplane_area_m2 > 0.0):

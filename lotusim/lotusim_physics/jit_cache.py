@@ -22,6 +22,7 @@ JITTED_MODULES = (
     "thrusters.py",
     "fins.py",
     "wind.py",
+    "body_lift.py",
     "equations_of_motion.py",
     "integrators.py",
 )

@@ -50,7 +50,10 @@ V_CN = 209
 V_RHOAIR = 210  # air density, kg/m^3
 V_CA_MODE = 211  # 0 full C_A, 1 masked (no_munk), 2 off
 V_DIAG = 212  # 1.0 if M_A, D_lin, D_quad and M^-1 are all diagonal (fast path: 6 products instead of 36)
-V_WIDTH = 213
+V_BL_K = 213  # hull lift 1/2 d^2 c_yd (body_lift.py; times rho |u_r| gives N per m/s of cross flow), m^2; 0 = none
+V_BL_X = 214  # hull-lift centre of pressure x (FRD, from CO), m
+V_HULLH = 215  # vertical extent of the hull about the CB (restoring.py surface crossing), m; 0 = not modelled
+V_WIDTH = 216
 
 # --- vi: integer bookkeeping of each vessel (N, VI_WIDTH) --------------------------------------------------
 VI_THR_START = 0

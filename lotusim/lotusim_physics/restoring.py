@@ -9,6 +9,17 @@ world "down" axis seen from the body  k = R(q)^T e_z  (third row of R):
 For q = Euler(phi, theta, psi) this is exactly Fossen's eq. 4.6 (k = [-s theta, c theta s phi, c theta c phi]).
 LRAUV Sim eq. 6 (002_1bc233a69a6533ee.txt) is its pitch row: tau = rho g V BG sin(theta) for W = B.
 
+Surface crossing of an underwater vehicle: a hull of vertical extent h (hull_height_m, e.g. the diameter of a
+torpedo) centred on the CB at depth z_b = z + k . r_b is submerged by the fraction eta = (z_b + h/2) / h of its
+height (clipped to [0, 1]). Its buoyancy is that of the submerged part of a horizontal circular cylinder,
+
+    B(z_b) = rho g V f(eta),   f = (acos(c) - c sqrt(1 - c^2)) / pi,   c = 1 - 2 eta      (circular segment area)
+
+applied at r_b (the buoyancy moment scales with f as well), so a positively buoyant vehicle floats with f = W / B
+and loses all buoyancy in the air. The shift of the centre of buoyancy within the segment, the waterplane
+(metacentric) restoring and the loss of added mass and damping above the water are not modelled: a surfaced AUV
+keeps its submerged righting W BG, scaled by f. h = 0 keeps the full buoyancy at any depth.
+
 Surface vessel (Fossen 2021 sec. 4.2, metacentric stability): the buoyancy follows the immersion of a hull
 with waterplane area A_wp, B(z) = rho g A_wp max(0, z + d_box), d_box = m / (rho A_wp), so that B = W with the
 body origin CO on the waterline (z = 0) and B = 0 once the hull is out of the water (no buoyancy above the
@@ -21,17 +32,36 @@ waterline). The righting moments use the metacentric heights GM_T, GM_L and vani
 
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
 from lotusim_physics import layout as L
 
 
 @njit(cache=True, inline="always")
-def restoring_underwater(prm, kx, ky, kz):
-    """g(eta) (6-tuple) of an underwater vehicle; (kx, ky, kz) = R(q)^T e_z; W, B, r_g, r_b from prm."""
+def submerged_fraction(eta):
+    """Submerged area fraction f of a circle immersed to the fraction eta of its diameter (0 dry, 1 submerged)."""
+    if eta <= 0.0:
+        return 0.0
+    if eta >= 1.0:
+        return 1.0
+    c = 1.0 - 2.0 * eta
+    return (math.acos(c) - c * math.sqrt(1.0 - c * c)) / math.pi
+
+
+@njit(cache=True, inline="always")
+def restoring_underwater(prm, z_ned_m, kx, ky, kz):
+    """g(eta) (6-tuple) of an underwater vehicle at depth z_ned_m of CO (m); (kx, ky, kz) = R(q)^T e_z; W, B, r_g,
+    r_b, hull height from prm. Buoyancy scaled by the submerged fraction near the surface (module docstring)."""
     weight, buoyancy = prm[L.V_W], prm[L.V_B]
     gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
     bx, by, bz = prm[L.V_RB], prm[L.V_RB + 1], prm[L.V_RB + 2]
+    height = prm[L.V_HULLH]
+    if height > 0.0:
+        z_b = z_ned_m + kx * bx + ky * by + kz * bz
+        if z_b < 0.5 * height:
+            buoyancy *= submerged_fraction((z_b + 0.5 * height) / height)
     fgx, fgy, fgz = weight * kx, weight * ky, weight * kz
     fbx, fby, fbz = -buoyancy * kx, -buoyancy * ky, -buoyancy * kz
     return (

@@ -20,6 +20,7 @@ from physics_reference_vehicles import (
     remus,
 )
 
+from lotusim_core import frames
 from lotusim_core.catalogue import load_vehicle
 from lotusim_physics.fleet import Fleet
 
@@ -28,16 +29,16 @@ DT = 0.02
 
 def lrauv_ci():
     """The catalogue LRAUV in the configuration of the LRAUV Sim CI: C_A off (osrf/lrauv runs with
-    enable_coriolis false) and the exact neutral volume m / rho (the catalogue rounds it to 0.1439679 m^3, 2.5 mg
-    heavy). With C_A in full, the Munk moment (Z_wdot - X_udot) u w = 121 u w N m outweighs the restoring
-    W BG = 10 N m/rad and the fins of the N-fin model (lift from the deflection only) give no weathercock
-    moment: the catalogue vehicle is pitch-unstable at 1 m/s (see docs/physics.md)."""
+    enable_coriolis false), no hull lift (osrf/lrauv has none; its LiftDrag fins see the flow's angle of attack as
+    ours do) and the exact neutral volume m / rho (the catalogue rounds it to 0.1439679 m^3, 2.5 mg heavy). The
+    catalogue vehicle itself (C_A in full, hull lift) is tested in test_physics_lift.py."""
     spec = load_vehicle("lrauv")
     return dataclasses.replace(
         spec,
         volume_m3=spec.mass_kg / 1025.0,
         coriolis_added_mass="off",
         coriolis_note="LRAUV Sim CI configuration (enable_coriolis false)",
+        body_lift=None,
     )
 
 
@@ -145,7 +146,9 @@ def test_lrauv_terminal_surge_speed_at_300_rpm_matches_damping_law():
 
 def test_constant_rudder_gives_constant_yaw_rate_and_a_circle():
     """RudderActionTest / 002 sec. V-c: a constant rudder gives a constant yaw rate; the path is then a circle
-    whose radius equals U / r (kinematic consistency of the integrated position). C_A off as in LRAUV Sim."""
+    whose radius equals U / r (kinematic consistency of the integrated position). C_A off as in LRAUV Sim. The
+    rudder sees the turn's own incidence (sideslip and r x_fin), which reduces its angle of attack: 0.1 rad of
+    rudder gives r = 0.018 rad/s, not the 0.026 rad/s of a fin that sees the deflection alone."""
     fleet = Fleet(DT)
     fleet.add("lrauv", lrauv_ci(), [0.0, 0.0, 50.0], [1.0, 0.0, 0.0, 0.0])
     fleet.set_thruster_commands("lrauv", [10.0 * math.pi])
@@ -153,7 +156,7 @@ def test_constant_rudder_gives_constant_yaw_rate_and_a_circle():
     _run(fleet, 200.0)
     hist = _run(fleet, 60.0, record=lambda f: np.concatenate([f.nu[0], f.position_ned[0]]))
     r = hist[:, 5]
-    assert r.mean() > 0.02  # positive rudder: bow to starboard (r > 0, fins.py convention)
+    assert r.mean() > 0.01  # positive rudder: bow to starboard (r > 0, fins.py convention)
     assert r.std() / r.mean() < 1e-6
     # circle fit (algebraic) of the horizontal track
     x, y = hist[:, 6], hist[:, 7]
@@ -173,16 +176,19 @@ def test_constant_rudder_with_added_mass_coriolis_but_no_munk_moment_settles_to_
     fleet.set_fin_commands("lrauv", [0.1, 0.0])
     _run(fleet, 200.0)
     r = _run(fleet, 40.0, record=lambda f: f.nu[0, 5])
-    assert r.mean() > 0.02
+    assert r.mean() > 0.01
     assert r.std() / r.mean() < 1e-6
 
 
 @pytest.mark.parametrize("delta", [0.02, 0.05])
 def test_elevator_equilibrium_pitch_matches_eq10(delta):
     """ElevatorActionTest / 002 Eq. 10: at equilibrium the restoring moment rho g V BG sin(theta) balances the
-    elevator moment 1/2 rho v^2 A C_L(delta) d (Eq. 10 as printed omits BG; Eq. 6 has it). C_A off as in LRAUV
-    Sim (the Munk moment would add a term), linear pitch damping added so the oscillation settles (it does not
-    change the equilibrium, q = 0 there). Positive elevator lifts the tail: nose down."""
+    elevator moment 1/2 rho v^2 A C_L(alpha) d (Eq. 10 as printed omits BG; Eq. 6 has it). The fin's angle of
+    attack is the deflection plus the flow incidence at equilibrium, alpha = delta + atan(w / u) (gz LiftDrag,
+    fins.py), and its force normal to the hull is the lift and drag projected from the flow direction. C_A off
+    and no hull lift as in LRAUV Sim (the Munk moment would add a term), linear pitch damping added so the
+    oscillation settles (it does not change the equilibrium, q = 0 there). Positive elevator lifts the tail:
+    nose down."""
     base = lrauv_ci()
     # about critical: 2 sqrt(W BG (I_yy + M_qdot)) = 60 N m s/rad
     spec = dataclasses.replace(base, damping_linear=np.diag([0, 0, 0, 0, 60.0, 0]))
@@ -190,12 +196,17 @@ def test_elevator_equilibrium_pitch_matches_eq10(delta):
     fleet.add("lrauv", spec, [0.0, 0.0, 50.0], [1.0, 0.0, 0.0, 0.0])
     fleet.set_thruster_commands("lrauv", [10.0 * math.pi])
     fleet.set_fin_commands("lrauv", [0.0, delta])
-    _run(fleet, 150.0)
+    _run(fleet, 200.0)
     u, w = fleet.nu[0, 0], fleet.nu[0, 2]
     assert abs(fleet.nu[0, 4]) < 1e-6
     fin = base.fins[1]
     bg = -base.cb_frd_m[2]  # CG at CO, CB 0.007 m above
-    fin_moment = 0.5 * 1025.0 * (u * u + w * w) * fin.area_m2 * fin.lift_slope_per_rad * delta * -fin.position_frd_m[0]
+    alpha = delta + math.atan(w / u)
+    assert 0.0 < alpha < fin.stall_angle_rad
+    q_area = 0.5 * 1025.0 * (u * u + w * w) * fin.area_m2
+    lift, drag = q_area * fin.lift_slope_per_rad * alpha, q_area * fin.induced_drag_factor * alpha**2
+    normal_force = (lift * u + drag * w) / math.hypot(u, w)  # towards -z (the fin's normal): lifts the tail
+    fin_moment = normal_force * -fin.position_frd_m[0]
     theta_eq10 = -math.asin(fin_moment / (1025.0 * 9.81 * base.volume_m3 * bg))
     theta = pitch_from_quat(fleet.q_ned_frd)[0]
     assert theta < 0.0
@@ -223,22 +234,39 @@ def test_energy_is_conserved_without_damping_and_forcing():
     assert np.linalg.norm(fleet.nu[0] - nu0) > 0.3
 
 
+def _east_current(t_s, positions_ned):
+    return np.tile([0.0, 1.0, 0.0], (len(positions_ned), 1))
+
+
 def test_uniform_current_carries_a_neutral_unactuated_vessel():
-    """CurrentsTest.TestGlobalCurrent: a 1 m/s current (here to the east) carries the LRAUV at 1 m/s (+-1 %)
-    after 120 s; no drift across the current."""
+    """A 1 m/s current (here to the east, across the hull) carries the LRAUV hull (fins removed: no lift) at
+    1 m/s (+-1 %) after 120 s, without rotation and without drift across the current or vertically."""
     fleet = Fleet(DT)
-    fleet.add("lrauv", lrauv_ci(), [0.0, 0.0, 50.0], [1.0, 0.0, 0.0, 0.0])
-
-    def current(t_s, positions_ned):
-        return np.tile([0.0, 1.0, 0.0], (len(positions_ned), 1))
-
-    _run(fleet, 120.0, current_ned=current)
+    fleet.add("lrauv", dataclasses.replace(lrauv_ci(), fins=()), [0.0, 0.0, 50.0], [1.0, 0.0, 0.0, 0.0])
+    _run(fleet, 120.0, current_ned=_east_current)
     q = fleet.q_ned_frd[0]
     assert np.allclose(q, [1, 0, 0, 0], atol=1e-9)
     assert fleet.nu[0, 1] == pytest.approx(1.0, rel=0.01)
     assert abs(fleet.nu[0, 0]) < 1e-9 and abs(fleet.nu[0, 2]) < 1e-6
-    # a current towards the vessel's heading (surge direction) carries it too once relative motion dies out
     assert fleet.position_ned[0, 1] > 100.0
+
+
+def test_uniform_cross_current_weathervanes_the_finned_vehicle_and_carries_it():
+    """CurrentsTest.TestGlobalCurrent (osrf/lrauv CI, peers.md 3.4): current (0, 1, 0) for 120 s -> vehicle
+    velocity (0 +- 0.01, 1.0 +- 0.1, 0 +- 0.01). With its fins, which see the cross flow at their position
+    (fins.py), the vehicle also weathervanes: the heading turns monotonically towards upstream (west, yaw < 0),
+    without roll or pitch; the turning keeps a small relative flow (added mass): 0.966 m/s east and 0.035 m/s
+    north at 120 s. The north drift is outside the CI's +-0.01: our fin drag c_d0 + k alpha^2 reaches 2.9 at 90 deg
+    incidence, where gz LiftDrag's post-stall drag (cda_stall 0.03 per rad) stays below 0.1."""
+    fleet = Fleet(DT)
+    fleet.add("lrauv", lrauv_ci(), [0.0, 0.0, 50.0], [1.0, 0.0, 0.0, 0.0])
+    yaw = _run(fleet, 120.0, current_ned=_east_current, record=lambda f: frames.euler_zyx_from_quat(f.q_ned_frd[0])[2])
+    roll, pitch, _ = frames.euler_zyx_from_quat(fleet.q_ned_frd[0])
+    assert abs(roll) < 1e-9 and abs(pitch) < 1e-9
+    assert yaw[-1] < -math.radians(30.0) and np.all(np.diff(yaw) <= 1e-12)
+    v_ned = frames.rotation_matrix(fleet.q_ned_frd[0]) @ fleet.nu[0, :3]
+    assert v_ned[1] == pytest.approx(1.0, abs=0.1)
+    assert abs(v_ned[0]) < 0.05 and abs(v_ned[2]) < 0.01
 
 
 def test_pitching_through_90_degrees_free_body():

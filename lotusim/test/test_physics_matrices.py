@@ -39,6 +39,40 @@ def fossen_g_euler(weight, buoyancy, rg, rb, phi, theta):
     )
 
 
+def fin_wrench_reference(fin, delta, nu_r, rho):
+    """One fin's wrench written with vectors: local flow v_r + w x r, angle of attack delta - atan(b / a), lift
+    perpendicular to the in-plane flow, drag against it, C_L piecewise linear with the gz LiftDrag sign clamp."""
+    r = np.asarray(fin.position_frd_m, dtype=float)
+    v = nu_r[:3] + np.cross(nu_r[3:], r)
+    x_b = np.array([1.0, 0.0, 0.0])
+    n = np.array([0.0, -math.cos(fin.roll_angle_rad), -math.sin(fin.roll_angle_rad)])
+    a, b = v @ x_b, v @ n
+    speed = math.hypot(a, b)
+    alpha = delta - math.atan(b / a)
+    mag = abs(alpha)
+    if mag <= fin.stall_angle_rad:
+        cl = fin.lift_slope_per_rad * mag
+    else:
+        cl = max(
+            0.0,
+            fin.lift_slope_per_rad * fin.stall_angle_rad + fin.post_stall_slope_per_rad * (mag - fin.stall_angle_rad),
+        )
+    cl = math.copysign(cl, alpha)
+    cd = fin.cd0 + fin.induced_drag_factor * alpha**2
+    q_area = 0.5 * rho * speed**2 * fin.area_m2
+    force = q_area * cl * (a * n - b * x_b) / speed - q_area * cd * (a * x_b + b * n) / speed
+    return np.concatenate([force, np.cross(r, force)])
+
+
+def body_lift_reference(spec, nu_r, rho):
+    """Prestero's hull lift: F = -1/2 rho d^2 c_yd |u_r| [0, v_r, w_r] at [x_cp, 0, 0]."""
+    if spec.body_lift is None:
+        return np.zeros(6)
+    bl = spec.body_lift
+    force = -0.5 * rho * bl.diameter_m**2 * bl.lift_coefficient_per_rad * abs(nu_r[0]) * np.array([0.0, *nu_r[1:3]])
+    return np.concatenate([force, np.cross([bl.centre_of_pressure_x_m, 0.0, 0.0], force)])
+
+
 def _derivative(fleet: Fleet, i: int, x: np.ndarray) -> np.ndarray:
     xdot = np.empty(13)
     f0, nf = fleet._vi[i, 2], fleet._vi[i, 3]
@@ -50,7 +84,9 @@ def _derivative(fleet: Fleet, i: int, x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("model", ["remus100", "bluerov2_heavy", "lrauv"])
 def test_compiled_derivative_equals_fossen_matrix_form(model):
     """nu_dot of the kernel = M^-1 (tau - C_RB(nu) nu - C_A(nu_r) nu_r - D(nu_r) nu_r - g(eta) + M_A nu_c_dot)
-    assembled from explicit matrices, for random states, attitudes, currents and a body wrench."""
+    assembled from explicit matrices, for random states, attitudes, currents and a body wrench; tau includes
+    the fins (zero deflection, lift from the local flow's incidence) and the hull lift, written here with
+    vectors (fin_wrench_reference, body_lift_reference)."""
     spec = load_vehicle(model)
     rng = np.random.default_rng(7)
     fleet = Fleet(0.02)
@@ -80,15 +116,19 @@ def test_compiled_derivative_equals_fossen_matrix_form(model):
         g_eta = fossen_g_euler(
             spec.mass_kg * grav, rho * grav * spec.volume_m3, spec.cg_frd_m, spec.cb_frd_m, phi, theta
         )
+        hydro_lift = body_lift_reference(spec, nu_r, rho)
+        for fin in spec.fins:
+            hydro_lift = hydro_lift + fin_wrench_reference(fin, 0.0, nu_r, rho)
         rhs = (
             wrench
+            + hydro_lift
             - c_rb(spec.mass_kg, spec.inertia_cg_kgm2, spec.cg_frd_m, nu) @ nu
             - (c_a(spec.added_mass, nu_r) * c_a_mask(spec.coriolis_added_mass)) @ nu_r
             - damping
             - g_eta
             + spec.added_mass @ nu_c_dot
         )
-        # fin forces (zero deflection, cd0 = 0 in these files) vanish; thrusters are off
+        # thrusters are off
         np.testing.assert_allclose(xdot[7:], np.linalg.solve(mass, rhs), rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(xdot[:3], rot @ nu[:3], atol=1e-12)
 
