@@ -11,7 +11,8 @@ compass) and either a surge speed u_d (m/s) or a propeller command (the thruster
              turned into the propeller command by allocation.ThrustCurve;
   - fins:    allocation.FinAllocation maps (delta_q, delta_r) to the vehicle's fins.
 Default gains (TorpedoGains) are PVS's REMUS values where they carry over, retuned where noted, for the
-shipped remus100 with the Munk terms as PVS runs it (docs/autonomy.md explains why).
+shipped remus100 (tuned with the Munk terms off as PVS runs it; they hold unchanged the catalogue REMUS with C_A
+in full, hull lift and fins that see the flow's incidence: test_autonomy_ros.py).
 """
 
 from __future__ import annotations

@@ -28,9 +28,6 @@ from simnodes import Sim, create_item, spin_until  # noqa: E402
 
 STEP_S = 0.02
 ORIGIN = (48.3904, -4.4861)  # the MAS server's default origin, given explicitly to the follower as well
-# PVS runs its REMUS 100 without the Munk entries of C_A (peers.md 1.3); with them the shipped REMUS has ten
-# times more Munk moment than fin moment and no autopilot can hold it (docs/autonomy.md, "Munk moment").
-REMUS_AS_PVS = "{coriolis_added_mass: no_munk, coriolis_note: 'as PVS remus100 (peers.md 1.3): docs/autonomy.md'}"
 
 
 def compass_heading_deg(q) -> float:
@@ -70,7 +67,7 @@ def run_lockstep(sim: Sim, controller, vessel: str, cycles: int, steps_per_cycle
 def test_remus_settles_at_10_m_depth_heading_90(ros_context, heading_law):
     sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=10.0)
     try:
-        result = sim.command([facing_north(create_item("auv", "remus100", (0.0, 0.0, -2.0), overrides=REMUS_AS_PVS))])
+        result = sim.command([facing_north(create_item("auv", "remus100", (0.0, 0.0, -2.0)))])
         assert result.results[0].ok, result.results[0].reason
         autopilot = DepthHeadingAutopilot(
             context=ros_context,
