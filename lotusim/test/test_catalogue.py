@@ -515,3 +515,49 @@ def test_overrides_are_validated(specs):
         apply_overrides(specs["lrauv"], {"thrusters": {"propeller": {"direction_frd": [0.0, 0.0, 2.0]}}})
     with pytest.raises(CatalogueError, match="unknown key"):
         apply_overrides(specs["lrauv"], {"mas_kg": 1.0})
+
+
+# --- hull lift and surface crossing (body_lift, hull_height_m) ---------------------------------------------
+
+
+def test_body_lift_and_hull_height_load_and_are_optional(tmp_path):
+    """The shipped torpedoes carry Prestero's hull lift; a file without the keys still loads (no hull lift,
+    full buoyancy at any depth), and the keys survive an override round trip."""
+    remus = load_vehicle("remus100")
+    assert remus.body_lift.diameter_m == 0.191 and remus.body_lift.centre_of_pressure_x_m == -0.321
+    assert remus.hull_height_m == 0.191
+    # Prestero's body-lift derivatives: Z_uwl = -1/2 rho d^2 c_yd = -22.5 kg/m at rho 1030; M_uwl = Z_uwl x_cp
+    z_uwl = -0.5 * 1030.0 * remus.body_lift.diameter_m**2 * remus.body_lift.lift_coefficient_per_rad
+    assert z_uwl == pytest.approx(-22.55, abs=0.01)
+    assert -z_uwl * remus.body_lift.centre_of_pressure_x_m == pytest.approx(-7.24, abs=0.01)
+    bare = load_vehicle(_mutate(tmp_path, lambda d: (d.pop("body_lift"), d.pop("hull_height_m"))))
+    assert bare.body_lift is None and bare.hull_height_m == 0.0
+    again = apply_overrides(remus, {"body_lift": {"lift_coefficient_per_rad": 0.6}})
+    assert again.body_lift.lift_coefficient_per_rad == 0.6 and again.body_lift.diameter_m == 0.191
+    assert again.hull_height_m == 0.191
+
+
+@pytest.mark.parametrize(
+    ("mutation", "key", "reason"),
+    [
+        (lambda d: d["body_lift"].pop("diameter_m"), "body_lift.diameter_m", "missing required key"),
+        (lambda d: d["body_lift"].update(diameter_m=-0.3), "body_lift.diameter_m", "positive"),
+        (
+            lambda d: d["body_lift"].update(lift_coefficient_per_rad="big"),
+            "body_lift.lift_coefficient_per_rad",
+            "number",
+        ),
+        (lambda d: d["body_lift"].update(cp=0.1), "body_lift.cp", "unknown key"),
+        (lambda d: d.update(body_lift=[0.3, 1.2, -0.5]), "body_lift", "expected a mapping"),
+        (lambda d: d.update(hull_height_m=0.0), "hull_height_m", "positive"),
+        (lambda d: d["sources"].pop("body_lift"), "sources.body_lift", "every number needs its source"),
+        (lambda d: d["sources"].pop("hull_height_m"), "sources.hull_height_m", "every number needs its source"),
+    ],
+)
+def test_malformed_hull_keys_are_rejected_with_file_and_key(tmp_path, mutation, key, reason):
+    _expect_error(_mutate(tmp_path, mutation), key, reason)
+
+
+def test_surface_vessels_take_no_hull_lift_or_hull_height(tmp_path):
+    path = _mutate(tmp_path, lambda d: d.update(hull_height_m=0.5), name="wamv")
+    _expect_error(path, "hull_height_m", "only underwater vehicles")
