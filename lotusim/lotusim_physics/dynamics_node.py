@@ -63,7 +63,10 @@ ODOM_FIELDS = [
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
-FAST_BATCH_WALL_S = 0.02  # in "fast" mode, step for about this long per timer callback, then serve callbacks
+# "fast" mode: a timer every FAST_PERIOD_S runs steps for FAST_BATCH_WALL_S, leaving the rest of the period to
+# commands and services (a batch as long as the period would let timer events queue up ahead of them)
+FAST_PERIOD_S = 0.02
+FAST_BATCH_WALL_S = 0.017
 
 
 def stamp_from_ns(t_ns: int) -> Time:
@@ -153,7 +156,7 @@ class DynamicsWorker(Node):
         if self.mode in ("realtime", "scaled") and self.clock_master:
             self._timer = self.create_timer(self.step_s / self.rtf_target, self._on_realtime_tick)
         elif self.mode == "fast" and self.clock_master:
-            self._timer = self.create_timer(1e-4, self._on_fast_tick)
+            self._timer = self.create_timer(FAST_PERIOD_S, self._on_fast_tick)
         self._next_stats = self._wall_start
         # a timer for idle times (lockstep), and a check after each batch of steps: a busy fast-mode worker
         # keeps the events executor's queue full and would starve the timer
