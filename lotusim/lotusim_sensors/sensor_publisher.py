@@ -37,13 +37,13 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
 
 from lotusim_core.catalogue import list_models, load_vehicle
+from lotusim_core.cdr import RawMessage
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_core.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState
 from lotusim_interfaces.srv import ListVessels
 from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
-from lotusim_core.cdr import RawMessage
 from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suite
 
 STAMP = ["header.stamp.sec", "header.stamp.nanosec"]
