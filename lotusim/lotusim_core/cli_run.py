@@ -9,6 +9,7 @@ on Ctrl-C or after `--duration` seconds of sim time.
 from __future__ import annotations
 
 import argparse
+import struct
 import sys
 import time
 from pathlib import Path
@@ -106,6 +107,7 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
     import rclpy
     from rclpy.action import ActionClient
     from rclpy.parameter import Parameter
+    from rclpy.serialization import deserialize_message
 
     from lotusim_core import launch_plan
     from lotusim_core.node_runner import STOP, install_stop_signals, make_executor
@@ -116,6 +118,8 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
 
     plan = scenario.plan()
     duration_s = duration_s or (plan.duration_s or 0.0)
+    if record and Path(record).exists():
+        raise ValueError(f"--record {record}: exists already (choose another path or delete it)")
     specs = launch_plan.node_specs(plan, headless)
     print(
         f"lotusim: scenario {plan.name}: {len(plan.vessels)} vessels, {len(plan.dynamics_nodes)} worker(s), "
@@ -133,7 +137,20 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
     stats: dict[str, SimStats] = {}
     node.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.__setitem__(m.worker, m), 10)
     trajectories = TrajectoryLog(period_s=1.0)
-    node.create_subscription(FleetState, "/lotusim/fleet_state", trajectories.add, 100)
+    dyn = plan.node_parameters[plan.dynamics_nodes[0]]
+    keep_every = max(1, round(0.5 / (dyn["step_s"] * dyn["fleet_state_every"])))  # ~2 Hz of sim time per worker
+    seen = [0]
+
+    sim_ns = [0]
+
+    def on_fleet_state(raw: bytes) -> None:  # deserialise only the states the trajectory log keeps
+        sec, nanosec = struct.unpack_from("<iI", raw, 4)  # CDR header, then header.stamp (sec, nanosec)
+        sim_ns[0] = max(sim_ns[0], sec * 1_000_000_000 + nanosec)
+        seen[0] += 1
+        if seen[0] % keep_every == 0:
+            trajectories.add(deserialize_message(raw, FleetState))
+
+    node.create_subscription(FleetState, "/lotusim/fleet_state", on_fleet_state, 100, raw=True)
     show = _status_printer()
     summary = {"ok": False, "scenario": plan.name}
     recorder = None
@@ -156,8 +173,6 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
                 executor.spin_once(timeout_sec=0.05)
 
         try:
-            if record:
-                recorder = _start_recorder(node, record, plan)
             client = ActionClient(node, FleetCommand, "/lotusim/fleet_command")
             spin_until(client.server_is_ready, 60.0, "the MAS server did not come up")
             workers = len(plan.dynamics_nodes)
@@ -167,20 +182,18 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
             for r in result.results:
                 if not r.ok:
                     print(f"lotusim: vessel {r.name}: {r.reason}", flush=True)
-            spin_until(
-                lambda: all(s.vessel_count > 0 for s in stats.values()) or not result.succeeded,
-                30.0,
-                "the workers did not report their vessels",
-            )
-            sim_start = min(s.sim_time_s for s in stats.values())
+            spin_until(lambda: sim_ns[0] > 0 or not result.succeeded, 30.0, "no fleet state received")
+            sim_start = sim_ns[0] * 1e-9
             summary["sim_start_s"] = sim_start
+            if record:
+                recorder = _start_recorder(node, executor, record, plan, lambda: sim_ns[0])
             until = f"running for {duration_s:.0f} s of sim time" if duration_s else "Ctrl-C to stop"
             print(f"lotusim: {result.succeeded} vessels spawned ({result.failed} failed); {until}", flush=True)
             while not STOP.is_set():
                 alive()
                 executor.spin_once(timeout_sec=0.05)
                 if stats:
-                    sim_s = min(s.sim_time_s for s in stats.values())
+                    sim_s = sim_ns[0] * 1e-9
                     rtf = sum(s.real_time_factor for s in stats.values()) / len(stats)
                     vessels = sum(s.vessel_count for s in stats.values())
                     show(
@@ -202,7 +215,7 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
             node.destroy_node()
             context.try_shutdown()
     wall_s = time.monotonic() - wall_start
-    sim_s = max((s.sim_time_s for s in stats.values()), default=0.0) - summary.get("sim_start_s", 0.0)
+    sim_s = sim_ns[0] * 1e-9 - summary.get("sim_start_s", sim_ns[0] * 1e-9)
     summary.update(
         vessels=sum(s.vessel_count for s in stats.values()), sim_time_s=round(sim_s, 3), wall_time_s=round(wall_s, 3)
     )
@@ -242,14 +255,20 @@ def _spawn(client, items, spin_until):
     return result.result().result
 
 
-def _start_recorder(node, path: str, plan):
-    from nav_msgs.msg import Odometry
-    from rosgraph_msgs.msg import Clock
+def _start_recorder(node, executor, path: str, plan, now_ns):
+    """Record the scenario's `recording.topics` (or the fleet state and stats, plus the odometry of fleets of up
+    to 10 vessels); the fleet state is kept at 10 Hz of sim time (one message holds the whole fleet)."""
+    from lotusim_core.recorder import BagRecorder, resolve_topic_types
 
-    from lotusim_core.recorder import BagRecorder
-    from lotusim_interfaces.msg import FleetState, SimStats
-
-    topics = {"/clock": Clock, "/lotusim/fleet_state": FleetState, "/lotusim/stats": SimStats}
-    if len(plan.vessels) <= 100:
-        topics.update({f"/{v.name}/odom": Odometry for v in plan.vessels})
-    return BagRecorder(node, path, topics)
+    if plan.record is not None:
+        topics = list(plan.record.topics)
+    else:
+        topics = ["/lotusim/fleet_state", "/lotusim/stats"]
+        if len(plan.vessels) <= 10:
+            topics += [f"/{v.name}/odom" for v in plan.vessels]
+    found, missing = resolve_topic_types(node, executor, topics)
+    if missing:
+        print(f"lotusim: not recorded (no publisher yet): {', '.join(missing)}", flush=True)
+    dyn = plan.node_parameters[plan.dynamics_nodes[0]]
+    every = max(1, round(0.1 / (dyn["step_s"] * dyn["fleet_state_every"])))
+    return BagRecorder(node, path, found, every={"/lotusim/fleet_state": every}, now_ns=now_ns)

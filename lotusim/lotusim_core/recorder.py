@@ -6,7 +6,9 @@ and lotusim_interfaces) go into the file so that any reader can decode them.
 
 from __future__ import annotations
 
+import importlib
 import os
+import time
 from pathlib import Path
 
 from rosbags.rosbag2 import StoragePlugin, Writer
@@ -39,7 +41,11 @@ def make_typestore():
 class BagRecorder:
     """Subscribe to topics (raw) on a node and write every message to `<path>` (rosbag2, MCAP storage)."""
 
-    def __init__(self, node, path: str | Path, topics: dict[str, type]) -> None:
+    def __init__(
+        self, node, path: str | Path, topics: dict[str, type], every: dict[str, int] | None = None, now_ns=None
+    ) -> None:
+        """topics: topic -> message class; every: topic -> keep one message in N (decimation, default 1);
+        now_ns: the log time of a message (default: the node's clock)."""
         self.path = Path(path)
         if self.path.exists():
             raise FileExistsError(f"recording {self.path} exists already: choose another --record path or delete it")
@@ -48,7 +54,10 @@ class BagRecorder:
         self._writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
         self.counts: dict[str, int] = {}
-        self._clock = node.get_clock()
+        self._every = every or {}
+        self._seen: dict[str, int] = {}
+        clock = node.get_clock()
+        self._now_ns = now_ns or (lambda: clock.now().nanoseconds)
         for topic, msg_type in topics.items():
             module = msg_type.__module__.split(".")[0]
             name = f"{module}/msg/{msg_type.__name__}"
@@ -61,10 +70,31 @@ class BagRecorder:
     def _write(self, connection, topic: str, data: bytes) -> None:
         if self._writer is None:
             return
-        self._writer.write(connection, self._clock.now().nanoseconds, data)
+        seen = self._seen.get(topic, 0)
+        self._seen[topic] = seen + 1
+        if seen % self._every.get(topic, 1):
+            return
+        self._writer.write(connection, self._now_ns(), data)
         self.counts[topic] += 1
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def message_class(type_name: str) -> type:
+    """'sensor_msgs/msg/Imu' -> the rclpy message class."""
+    package, kind, name = type_name.split("/")
+    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+
+def resolve_topic_types(node, executor, topics: list[str], timeout_s: float = 5.0) -> tuple[dict[str, type], list[str]]:
+    """Wait up to timeout_s for the topics to appear in the ROS graph; return {topic: class} and the missing."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        known = dict(node.get_topic_names_and_types())
+        found = {t: message_class(known[t][0]) for t in topics if t in known}
+        if len(found) == len(topics) or time.monotonic() > deadline:
+            return found, [t for t in topics if t not in found]
+        executor.spin_once(timeout_sec=0.1)
