@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from lotusim_physics import layout as L
-from lotusim_physics.equations_of_motion import vessel_derivative
+from lotusim_physics.equations_of_motion import FASTMATH, vessel_derivative
 from lotusim_physics.fins import fin_servo
 from lotusim_physics.kinematics import quat_normalize_inplace, quat_rotate_body_rate, rotation_from_quat
 from lotusim_physics.thrusters import rotor_lag, thrust_quadratic, thrust_t200
@@ -78,7 +78,7 @@ def _check(x, max_speed, max_rate, max_pos):
     return L.FAULT_NONE
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FASTMATH)
 def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho, g, max_speed, max_rate, max_pos):
     """Advance vessels 0 .. n-1 by dt; returns the number of vessels frozen by this step (codes in status)."""
     h = dt / substeps
