@@ -74,7 +74,7 @@ class Sim:
         return self.workers[0]
 
     def command(self, items, feedback: list | None = None, timeout_s: float = 30.0):
-        spin_until(self.executor, self.fleet_command.server_is_ready, 10.0, "fleet_command action server")
+        spin_until(self.executor, self.fleet_command.server_is_ready, 30.0, "fleet_command action server")
         cb = feedback.append if feedback is not None else None
         goal_future = self.fleet_command.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=cb)
         spin_until(self.executor, goal_future.done, timeout_s, "goal acceptance")
@@ -83,7 +83,7 @@ class Sim:
         return result_future.result().result
 
     def step(self, steps: int):
-        spin_until(self.executor, self.step_client.service_is_ready, 10.0, "/lotusim/step")
+        spin_until(self.executor, self.step_client.service_is_ready, 30.0, "/lotusim/step")
         future = self.step_client.call_async(Step.Request(steps=steps))
         spin_until(self.executor, future.done, 30.0, "step reply")
         return future.result()

@@ -266,13 +266,16 @@ def test_realtime_mode_keeps_rtf_within_5_percent_for_100_vessels(ros_context):
         stats: list[SimStats] = []
         sim.client.create_subscription(Clock, "/clock", on_clock, 100)
         sim.client.create_subscription(SimStats, "/lotusim/stats", stats.append, 10)
+        spin_until(sim.executor, lambda: not sim.worker._pending_endpoints, 20.0, "vessel topics created")
         sim.spin_for(1.0)  # settle
         clocks.clear()
-        sim.spin_for(4.0)
+        stats.clear()
+        sim.spin_for(5.0)
         (w0, s0), (w1, s1) = clocks[0], clocks[-1]
         rtf = (s1 - s0) / (w1 - w0)
         assert rtf == pytest.approx(1.0, rel=0.05), f"measured RTF {rtf:.3f}"
-        assert stats and stats[-1].vessel_count == 100
-        assert stats[-1].real_time_factor == pytest.approx(1.0, rel=0.05)
+        assert len(stats) >= 3 and stats[-1].vessel_count == 100
+        # the worker's own figure, over its last three 1 s windows
+        assert np.mean([s.real_time_factor for s in stats[-3:]]) == pytest.approx(1.0, rel=0.05)
     finally:
         sim.close()
