@@ -66,7 +66,7 @@ class Sim:
         self.fleet_command = ActionClient(self.client, FleetCommand, "/lotusim/fleet_command")
         self.step_client = self.client.create_client(Step, "/lotusim/step")
         spin_until(
-            self.executor, lambda: len(self.mas.registry.workers) == workers, 15.0, "workers found by mas_server"
+            self.executor, lambda: len(self.mas.registry.workers) == workers, 30.0, "workers found by mas_server"
         )
 
     @property
