@@ -379,24 +379,25 @@ class DynamicsWorker(Node):
         self.get_logger().warning(f"{name}: {what} command {value!r} rejected (not finite); keeping the last valid one")
 
     def _on_thruster(self, name: str, index: int, value: float) -> None:
-        entry = self.vessels.get(name)
-        if entry is None:
-            return
-        if not math.isfinite(value):
-            self._reject(name, f"thruster {index}", value)
-            return
-        entry.thruster_cmd[index] = value
-        self.fleet.set_thruster_commands(name, entry.thruster_cmd)
+        self._on_actuator(name, "thruster", index, value)
 
     def _on_fin(self, name: str, index: int, value: float) -> None:
+        self._on_actuator(name, "fin", index, value)
+
+    def _on_actuator(self, name: str, kind: str, index: int, value: float) -> None:
+        """Hold a finite command for actuator `index` of vessel `name` (kind "thruster" or "fin")."""
         entry = self.vessels.get(name)
         if entry is None:
             return
         if not math.isfinite(value):
-            self._reject(name, f"fin {index}", value)
+            self._reject(name, f"{kind} {index}", value)
             return
-        entry.fin_cmd[index] = value
-        self.fleet.set_fin_commands(name, entry.fin_cmd)
+        if kind == "thruster":
+            entry.thruster_cmd[index] = value
+            self.fleet.set_thruster_commands(name, entry.thruster_cmd)
+        else:
+            entry.fin_cmd[index] = value
+            self.fleet.set_fin_commands(name, entry.fin_cmd)
 
     def _on_wrench(self, name: str, msg: Wrench) -> None:
         if name not in self.vessels:
