@@ -20,7 +20,10 @@ Quaternion helpers (Hamilton product, scalar first) follow Fossen 2021 sec. 2.2.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 _S = np.sqrt(0.5)
 # q_enu_ned: rotation taking NED vectors into ENU (w, x, y, z)
@@ -202,3 +205,38 @@ def yaw_enu_to_ned(yaw_enu_rad):
 _NED_FRD_TO_ENU_FLU = np.stack(
     [quat_multiply(quat_multiply(Q_ENU_NED_WXYZ, e), Q_FRD_FLU_WXYZ) for e in np.eye(4)], axis=1
 )
+
+
+# --- the whole fleet at once, compiled ------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd, nu, nu_dot, m, out_pos, out_q, out_tw, out_acc):  # pragma: no cover
+    sign6 = (1.0, -1.0, -1.0, 1.0, -1.0, -1.0)
+    for i in range(pos_ned.shape[0]):
+        out_pos[i, 0] = pos_ned[i, 1]
+        out_pos[i, 1] = pos_ned[i, 0]
+        out_pos[i, 2] = -pos_ned[i, 2]
+        q = np.zeros(4)
+        for k in range(4):
+            for j in range(4):
+                q[k] += m[k, j] * q_ned_frd[i, j]
+        norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+        scale = (-1.0 if q[0] < 0.0 else 1.0) / norm
+        out_q[i, 0] = q[1] * scale  # x y z w
+        out_q[i, 1] = q[2] * scale
+        out_q[i, 2] = q[3] * scale
+        out_q[i, 3] = q[0] * scale
+        for k in range(6):
+            out_tw[i, k] = nu[i, k] * sign6[k]
+            out_acc[i, k] = nu_dot[i, k] * sign6[k]
+
+
+def state_ned_frd_to_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd):
+    """The fleet's state for ROS in one compiled pass (same results as ned_to_enu, q_ned_frd_to_q_enu_flu and
+    twist_frd_to_flu applied one by one; tested): (pos_enu (N,3), q_enu_flu x y z w (N,4), twist_flu (N,6),
+    accel_flu (N,6)). Inputs (N,3), (N,4) unit quaternions, (N,6), (N,6); views are fine."""
+    n = len(pos_ned)
+    out = (np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 6)), np.empty((n, 6)))
+    _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd, _NED_FRD_TO_ENU_FLU, *out)
+    return out

@@ -281,9 +281,7 @@ class Fleet:
         """(pos_enu (N,3) m, q_enu_flu (N,4) **x y z w**, twist_flu (N,6), accel_flu (N,6)) for ROS (copies).
 
         twist_flu = [linear (m/s), angular (rad/s)] in body FLU; accel_flu the last step's nu_dot in FLU."""
-        pos = frames.ned_to_enu(self.position_ned)
-        quat = frames.q_ned_frd_to_q_enu_flu(self.q_ned_frd) if self._n else np.zeros((0, 4))
-        return pos, quat, frames.twist_frd_to_flu(self.nu), frames.twist_frd_to_flu(self.nu_dot)
+        return frames.state_ned_frd_to_enu_flu(self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
 
     # --- vessel management -----------------------------------------------------------------------------------
     def add(self, name: str, spec: VehicleSpec, position_ned_m, q_ned_frd_wxyz, nu_frd=None) -> None:

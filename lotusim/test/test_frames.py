@@ -78,3 +78,20 @@ def test_euler_helpers_match_independent_formula_and_reject_bad_input():
         frames.ned_to_enu([1.0, 2.0])
     with pytest.raises(ValueError, match="non-zero"):
         frames.quat_normalize([0.0, 0.0, 0.0, 0.0])
+
+
+def test_compiled_fleet_conversion_equals_the_reference_functions():
+    rng = np.random.default_rng(11)
+    n = 257
+    pos = rng.normal(scale=100.0, size=(n, 3))
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    nu, nu_dot = rng.normal(size=(n, 6)), rng.normal(size=(n, 6))
+    block = np.hstack([pos, q, nu, nu_dot])  # strided views, as the fleet passes them
+    out = frames.state_ned_frd_to_enu_flu(block[:, 0:3], block[:, 3:7], block[:, 7:13], block[:, 13:19])
+    np.testing.assert_array_equal(out[0], frames.ned_to_enu(pos))
+    np.testing.assert_allclose(out[1], frames.q_ned_frd_to_q_enu_flu(q), rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(out[2], frames.twist_frd_to_flu(nu))
+    np.testing.assert_array_equal(out[3], frames.twist_frd_to_flu(nu_dot))
+    empty = frames.state_ned_frd_to_enu_flu(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 6)), np.zeros((0, 6)))
+    assert [a.shape for a in empty] == [(0, 3), (0, 4), (0, 6), (0, 6)]
