@@ -104,7 +104,7 @@ class _Client:
         from lotusim_interfaces.action import FleetCommand
 
         client = ActionClient(self.node, FleetCommand, "/lotusim/fleet_command")
-        self.wait(client.server_is_ready, 15.0, "the MAS server (/lotusim/fleet_command)")
+        self.wait(client.server_is_ready, 30.0, "the MAS server (/lotusim/fleet_command)")
 
         def progress(fb) -> None:
             f = fb.feedback
@@ -117,7 +117,7 @@ class _Client:
         print("", file=sys.stderr)
         return result
 
-    def call(self, srv_type, name: str, request, timeout_s: float = 15.0):
+    def call(self, srv_type, name: str, request, timeout_s: float = 30.0):
         client = self.node.create_client(srv_type, name)
         self.wait(client.service_is_ready, timeout_s, name)
         return self.wait(client.call_async(request), timeout_s, name)

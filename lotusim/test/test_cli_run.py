@@ -68,7 +68,7 @@ def test_run_spawns_runs_records_and_plots(tmp_path):
     first, last = with_vessels[0], with_vessels[-1]
     assert list(last.names) == ["auv_1", "usv_1"]
     stamp = lambda m: m.header.stamp.sec + m.header.stamp.nanosec * 1e-9  # noqa: E731
-    assert stamp(last) - stamp(first) >= 8.0  # --duration 10, recording from once its subscription matched
+    assert stamp(last) - stamp(first) >= 5.0  # --duration 10, recorded from once its subscription matched
     # the scenario's current reaches the physics (environment columns: current ENU, wind ENU) ...
     np.testing.assert_allclose(np.asarray(last.environment).reshape(-1, 6)[0, :3], [0.3, 0.0, 0.0], atol=1e-12)
     # ... and starts carrying the unactuated, neutrally buoyant LRAUV eastward (from rest, the quadratic drag
@@ -91,7 +91,7 @@ def test_fleet_cli_spawns_lists_and_deletes_in_a_running_simulation(ros_context)
                 text=True,
                 stdin=subprocess.DEVNULL,
             )
-            spin_until(sim.executor, lambda: proc.poll() is not None, 60.0, f"lotusim {' '.join(args)}")
+            spin_until(sim.executor, lambda: proc.poll() is not None, 150.0, f"lotusim {' '.join(args)}")
             out, err = proc.communicate()
             return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
