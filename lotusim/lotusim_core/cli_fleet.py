@@ -105,6 +105,10 @@ class _Client:
 
         client = ActionClient(self.node, FleetCommand, "/lotusim/fleet_command")
         self.wait(client.server_is_ready, 30.0, "the MAS server (/lotusim/fleet_command)")
+        # the client sees the server before the server has matched our response readers (a DDS discovery race):
+        # a goal sent at once can be accepted with its answer lost; give discovery a moment
+        settle = time.monotonic() + 1.0
+        self.wait(lambda: time.monotonic() > settle, 5.0, "discovery")
 
         def progress(fb) -> None:
             f = fb.feedback

@@ -175,6 +175,8 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
         try:
             client = ActionClient(node, FleetCommand, "/lotusim/fleet_command")
             spin_until(client.server_is_ready, 60.0, "the MAS server did not come up")
+            settle = time.monotonic() + 1.0  # let the server match our response readers (DDS discovery race)
+            spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
             workers = len(plan.dynamics_nodes)
             spin_until(lambda: len(stats) >= workers, 60.0, "the dynamics workers did not report")
             result = _spawn(client, plan.spawn_items(), spin_until)

@@ -133,6 +133,8 @@ def measure(
 
     try:
         spin_until(client.server_is_ready, 60.0, "the fleet_command action server appearing")
+        settle = time.monotonic() + 1.0  # let the server match our response readers (DDS discovery race)
+        spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
         spin_until(lambda: bool(stats), 30.0, "the worker's first stats")
         items = []
         for k in range(vessels):

@@ -16,8 +16,8 @@ import pytest
 _DOMAIN_LOCK = None
 
 
-def _claim_domain_id() -> int:
-    global _DOMAIN_LOCK
+def _claim_free_domain() -> tuple[int, object]:
+    """The first ROS domain id in 1..100 whose lock file nobody holds, and the held lock (keep it open)."""
     for domain in range(1, 101):
         path = os.path.join(tempfile.gettempdir(), f"lotusim-ros-domain-{domain}.lock")
         handle = open(path, "w")  # noqa: SIM115 - held open for the life of the process
@@ -26,9 +26,14 @@ def _claim_domain_id() -> int:
         except OSError:
             handle.close()
             continue
-        _DOMAIN_LOCK = handle
-        return domain
+        return domain, handle
     raise RuntimeError("no free ROS domain id in 1..100 for the tests")
+
+
+def _claim_domain_id() -> int:
+    global _DOMAIN_LOCK
+    domain, _DOMAIN_LOCK = _claim_free_domain()
+    return domain
 
 
 # Set before any rclpy import: the environment is read when a context is initialised, and subprocesses
@@ -50,3 +55,12 @@ def ros_context():
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     yield context
     context.try_shutdown()
+
+
+@pytest.fixture
+def own_domain_env():
+    """Environment for subprocesses on a ROS domain of their own (not this test process's): participants that
+    earlier tests of this process created and destroyed cannot be matched by them."""
+    domain, lock = _claim_free_domain()
+    yield dict(os.environ, ROS_DOMAIN_ID=str(domain))
+    lock.close()

@@ -74,13 +74,22 @@ class Sim:
         return self.workers[0]
 
     def command(self, items, feedback: list | None = None, timeout_s: float = 30.0):
-        spin_until(self.executor, self.fleet_command.server_is_ready, 30.0, "fleet_command action server")
+        if not self.fleet_command.server_is_ready():
+            spin_until(self.executor, self.fleet_command.server_is_ready, 30.0, "fleet_command action server")
+            # the client can see the server before the server has matched the client's response readers (a
+            # known DDS service race): give discovery a moment, or the acceptance can be lost
+            self.spin_for(0.5)
         cb = feedback.append if feedback is not None else None
         goal_future = self.fleet_command.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=cb)
         spin_until(self.executor, goal_future.done, timeout_s, "goal acceptance")
         result_future = goal_future.result().get_result_async()
         spin_until(self.executor, result_future.done, timeout_s, "goal result")
         return result_future.result().result
+
+    def renew_action_client(self) -> None:
+        """A fresh FleetCommand client (after a mas_server restart the old client may not re-match in time)."""
+        self.fleet_command.destroy()
+        self.fleet_command = ActionClient(self.client, FleetCommand, "/lotusim/fleet_command")
 
     def step(self, steps: int):
         spin_until(self.executor, self.step_client.service_is_ready, 30.0, "/lotusim/step")

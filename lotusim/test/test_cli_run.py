@@ -4,6 +4,7 @@ the MAS action, a summary, an MCAP recording readable without ROS, a trajectory 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -32,9 +33,10 @@ SCENARIO = textwrap.dedent(
 )
 
 
-def _lotusim(*args: str, timeout: float = 240.0) -> subprocess.CompletedProcess:
+def _lotusim(*args: str, timeout: float = 240.0, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "lotusim_core.cli", *args],
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -42,11 +44,13 @@ def _lotusim(*args: str, timeout: float = 240.0) -> subprocess.CompletedProcess:
     )
 
 
-def test_run_spawns_runs_records_and_plots(tmp_path):
+def test_run_spawns_runs_records_and_plots(tmp_path, own_domain_env):
     scenario = tmp_path / "cli_check.yaml"
     scenario.write_text(SCENARIO)
     record, plot = tmp_path / "rec", tmp_path / "traj.png"
-    proc = _lotusim("run", str(scenario), "--duration", "10", "--record", str(record), "--plot", str(plot))
+    proc = _lotusim(
+        "run", str(scenario), "--duration", "10", "--record", str(record), "--plot", str(plot), env=own_domain_env
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 vessels spawned (0 failed)" in proc.stdout
     assert "cli_check: 2 vessels" in proc.stdout
@@ -77,39 +81,60 @@ def test_run_spawns_runs_records_and_plots(tmp_path):
     assert 0.05 < moved[0] < 0.3 * (stamp(last) - stamp(first))
 
 
-def test_fleet_cli_spawns_lists_and_deletes_in_a_running_simulation(ros_context):
-    from simnodes import Sim, spin_until
+def test_fleet_cli_spawns_lists_and_deletes_in_a_running_simulation(tmp_path, own_domain_env):
+    """As a user does it: `lotusim run` in one shell, the fleet commands in another (all separate processes)."""
+    import signal
+    import time
 
-    sim = Sim(ros_context, mode="realtime", step_s=0.05)
+    scenario = tmp_path / "cli_check.yaml"
+    # real time, and no scenario duration: the simulation runs until this test stops it
+    scenario.write_text(
+        SCENARIO.replace("mode: scaled, real_time_factor: 5.0", "mode: realtime").replace("duration_s: 10.0", "")
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=own_domain_env,
+    )
     try:
-
-        def run_cli(*args: str) -> subprocess.CompletedProcess:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "lotusim_core.cli", *args],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                stdin=subprocess.DEVNULL,
-            )
-            spin_until(sim.executor, lambda: proc.poll() is not None, 150.0, f"lotusim {' '.join(args)}")
-            out, err = proc.communicate()
-            return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-        spawned = run_cli(
-            "spawn", "cli_auv", "remus100", "--lat", "48.391", "--lon", "-4.486", "--depth", "5", "--heading", "90"
+        deadline = time.monotonic() + 120.0
+        while "vessels spawned" not in (line := run.stdout.readline()):
+            assert line and time.monotonic() < deadline, "lotusim run did not start"
+        spawned = _lotusim(
+            "spawn",
+            "cli_auv",
+            "remus100",
+            "--lat",
+            "48.301",
+            "--lon",
+            "-4.599",
+            "--depth",
+            "5",
+            "--heading",
+            "90",
+            env=own_domain_env,
         )
-        assert spawned.returncode == 0 and "cli_auv" in spawned.stdout and "1 succeeded" in spawned.stdout
-        bad = run_cli("spawn", "cli_auv", "remus100")
+        assert spawned.returncode == 0 and "cli_auv" in spawned.stdout and "1 succeeded" in spawned.stdout, spawned
+        bad = _lotusim("spawn", "cli_auv", "remus100", env=own_domain_env)
         assert bad.returncode == 1 and "already exists" in bad.stdout
-        listed = run_cli("list")
-        assert listed.returncode == 0 and "cli_auv" in listed.stdout and "remus100" in listed.stdout
-        models = run_cli("list", "--models")
+        listed = _lotusim("list", env=own_domain_env)
+        assert listed.returncode == 0 and "3 vessels" in listed.stdout and "remus100" in listed.stdout, listed
+        models = _lotusim("list", "--models", env=own_domain_env)
         assert "lrauv" in models.stdout and "surface" in models.stdout
-        deleted = run_cli("delete", "cli_auv")
-        assert deleted.returncode == 0 and "1 succeeded" in deleted.stdout
-        assert sim.worker.fleet.names == []
+        deleted = _lotusim("delete", "cli_auv", env=own_domain_env)
+        assert deleted.returncode == 0 and "1 succeeded" in deleted.stdout, deleted
+        assert "2 vessels" in _lotusim("list", env=own_domain_env).stdout
     finally:
-        sim.close()
+        os.killpg(run.pid, signal.SIGINT)
+        try:
+            run.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
 
 
 def test_run_reports_a_bad_scenario_in_one_line(tmp_path):

@@ -231,6 +231,7 @@ def test_listing_and_registry_rebuilt_after_mas_restart(sim):
     listed = {v.name: v for v in future.result().vessels}
     assert set(listed) == {"a", "b"} and listed["a"].model == "lrauv" and listed["a"].worker == "worker_0"
     # and it keeps working: a duplicate is still refused, a delete goes through
+    sim.renew_action_client()
     result = sim.command([create_item("a", "lrauv"), delete_item("b")])
     assert [r.code for r in result.results] == [ItemResult.DUPLICATE_NAME, ItemResult.OK]
 
