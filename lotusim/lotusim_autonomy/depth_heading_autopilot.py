@@ -24,13 +24,12 @@ from dataclasses import fields
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.odometry import NedState, from_odometry
 from lotusim_autonomy.torpedo import TorpedoAutopilot, TorpedoGains
 from lotusim_core.catalogue import load_vehicle
-from lotusim_core.node_runner import run_node_main
+from lotusim_core.node_runner import run_node_main, with_sim_time
 
 STATUS_LABEL = "stamp_s,depth_m,depth_ref_m,pitch_d_deg,heading_deg,heading_ref_deg,delta_q_rad,delta_r_rad"
 MAX_DEPTH_M = 11_000.0
@@ -40,9 +39,7 @@ class DepthHeadingAutopilot(Node):
     """One AUV's depth-heading-speed autopilot."""
 
     def __init__(self, **node_kwargs) -> None:
-        overrides = list(node_kwargs.pop("parameter_overrides", []))
-        if not any(p.name == "use_sim_time" for p in overrides):
-            overrides.append(Parameter("use_sim_time", value=True))  # sim time is the only time (ARCHITECTURE 6)
+        overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))  # ARCHITECTURE principle 6
         name = node_kwargs.pop("node_name", "depth_heading_autopilot")
         super().__init__(name, parameter_overrides=overrides, **node_kwargs)
         self.vessel = self.declare_parameter("vessel", "auv").value

@@ -22,7 +22,6 @@ import numpy as np
 import yaml
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
@@ -33,7 +32,7 @@ from lotusim_autonomy.surface import SurfaceController, SurfaceGains
 from lotusim_core import frames
 from lotusim_core.catalogue import load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
-from lotusim_core.node_runner import run_node_main
+from lotusim_core.node_runner import run_node_main, with_sim_time
 from lotusim_env.environment import build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import SetWaypoints
@@ -47,9 +46,7 @@ class WaypointFollower(Node):
     """One vessel's waypoint follower."""
 
     def __init__(self, **node_kwargs) -> None:
-        overrides = list(node_kwargs.pop("parameter_overrides", []))
-        if not any(p.name == "use_sim_time" for p in overrides):
-            overrides.append(Parameter("use_sim_time", value=True))  # sim time is the only time (ARCHITECTURE 6)
+        overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))  # ARCHITECTURE principle 6
         super().__init__(
             node_kwargs.pop("node_name", "waypoint_follower"), parameter_overrides=overrides, **node_kwargs
         )

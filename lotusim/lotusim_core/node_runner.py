@@ -32,6 +32,16 @@ def install_stop_signals() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+def with_sim_time(parameter_overrides) -> list:
+    """The node's parameter overrides with use_sim_time = True unless given (sim time is the only time)."""
+    from rclpy.parameter import Parameter
+
+    overrides = list(parameter_overrides or [])
+    if not any(p.name == "use_sim_time" for p in overrides):
+        overrides.append(Parameter("use_sim_time", value=True))
+    return overrides
+
+
 def make_executor(context=None) -> EventsExecutor:
     return EventsExecutor(context=context)
 
