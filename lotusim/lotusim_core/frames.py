@@ -211,32 +211,39 @@ _NED_FRD_TO_ENU_FLU = np.stack(
 
 
 @njit(cache=True)
-def _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd, nu, nu_dot, m, out_pos, out_q, out_tw, out_acc):  # pragma: no cover
+def _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd, nu, nu_dot, m, out):  # pragma: no cover
     sign6 = (1.0, -1.0, -1.0, 1.0, -1.0, -1.0)
     for i in range(pos_ned.shape[0]):
-        out_pos[i, 0] = pos_ned[i, 1]
-        out_pos[i, 1] = pos_ned[i, 0]
-        out_pos[i, 2] = -pos_ned[i, 2]
+        out[i, 0] = pos_ned[i, 1]
+        out[i, 1] = pos_ned[i, 0]
+        out[i, 2] = -pos_ned[i, 2]
         q = np.zeros(4)
         for k in range(4):
             for j in range(4):
                 q[k] += m[k, j] * q_ned_frd[i, j]
         norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
         scale = (-1.0 if q[0] < 0.0 else 1.0) / norm
-        out_q[i, 0] = q[1] * scale  # x y z w
-        out_q[i, 1] = q[2] * scale
-        out_q[i, 2] = q[3] * scale
-        out_q[i, 3] = q[0] * scale
+        out[i, 3] = q[1] * scale  # x y z w
+        out[i, 4] = q[2] * scale
+        out[i, 5] = q[3] * scale
+        out[i, 6] = q[0] * scale
         for k in range(6):
-            out_tw[i, k] = nu[i, k] * sign6[k]
-            out_acc[i, k] = nu_dot[i, k] * sign6[k]
+            out[i, 7 + k] = nu[i, k] * sign6[k]
+            out[i, 13 + k] = nu_dot[i, k] * sign6[k]
+
+
+def state_ned_frd_to_enu_flu_packed(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd) -> np.ndarray:
+    """The fleet's state for ROS in one compiled pass, as one (N, 19) array: columns 0:3 pos_enu (m), 3:7
+    q_enu_flu x y z w, 7:13 twist_flu [linear m/s, angular rad/s], 13:19 accel_flu (same units per s).
+    Inputs (N,3), (N,4) unit quaternions w x y z, (N,6), (N,6) in NED / FRD; views are fine."""
+    out = np.empty((len(pos_ned), 19))
+    _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd, _NED_FRD_TO_ENU_FLU, out)
+    return out
 
 
 def state_ned_frd_to_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd):
     """The fleet's state for ROS in one compiled pass (same results as ned_to_enu, q_ned_frd_to_q_enu_flu and
     twist_frd_to_flu applied one by one; tested): (pos_enu (N,3), q_enu_flu x y z w (N,4), twist_flu (N,6),
-    accel_flu (N,6)). Inputs (N,3), (N,4) unit quaternions, (N,6), (N,6); views are fine."""
-    n = len(pos_ned)
-    out = (np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 6)), np.empty((n, 6)))
-    _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd, _NED_FRD_TO_ENU_FLU, *out)
-    return out
+    accel_flu (N,6)), views of one fresh array. Inputs (N,3), (N,4) unit quaternions, (N,6), (N,6)."""
+    out = state_ned_frd_to_enu_flu_packed(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd)
+    return out[:, 0:3], out[:, 3:7], out[:, 7:13], out[:, 13:19]

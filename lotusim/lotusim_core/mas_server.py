@@ -4,7 +4,9 @@ lotusim_core.fleet_registry.
 - /lotusim/fleet_command (lotusim_interfaces/action/FleetCommand): bulk create / delete / move. Every item gets
   its own result; invalid items are refused with a reason while the others go through; feedback after each
   batch; cancel stops at the next batch boundary (remaining items: CANCELED).
-- /lotusim/list_vessels, /lotusim/list_models (services).
+- /lotusim/list_vessels, /lotusim/list_models (services). Poses in a listing are read from the workers when
+  asked (their list_vessels): the mas_server stays off the fleet_state stream, which costs a fleet-sized
+  message per step to every subscriber.
 - /lotusim/checkpoint (Checkpoint): save / restore the whole simulation (every worker's state + the registry).
 Vessels are assigned to dynamics workers (least loaded, or the worker an item asks for). Workers are found
 from /lotusim/stats; when a worker is first seen its vessels are read back (/lotusim/<worker>/list_vessels),
@@ -24,7 +26,7 @@ from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_core.geodesy import GeodeticOrigin
 from lotusim_core.node_runner import run_node_main
 from lotusim_interfaces.action import FleetCommand
-from lotusim_interfaces.msg import FleetState, ItemResult, SimStats, VesselInfo
+from lotusim_interfaces.msg import ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
 
 
@@ -42,12 +44,11 @@ class MasServer(Node):
         self.registry = FleetRegistry(origin, max_vessels=int(self.declare_parameter("max_vessels", 10_000).value))
         self._group = ReentrantCallbackGroup()
         self._worker_clients: dict[str, dict] = {}
-        self._poses: dict[str, tuple] = {}
         self._worker_waiters: list[Future] = []
         self.worker_wait_s = float(self.declare_parameter("worker_wait_s", 10.0).value)
         self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
-        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
-        self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels)
+        self.list_timeout_s = float(self.declare_parameter("list_timeout_s", 5.0).value)
+        self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels, callback_group=self._group)
         self.create_service(ListModels, "/lotusim/list_models", self._on_list_models)
         self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
         self._action = ActionServer(
@@ -88,9 +89,6 @@ class MasServer(Node):
             return
         for info in reply.vessels:
             self.registry.adopt(info.name, info.model, info.domain, worker)
-
-    def _on_fleet_state(self, msg: FleetState) -> None:
-        self._poses[msg.worker] = (msg.names, msg.position, msg.orientation, msg.status)
 
     # --- the bulk command action ------------------------------------------------------------------------------
     async def _wait_for_a_worker(self) -> None:
@@ -161,23 +159,48 @@ class MasServer(Node):
                 self.registry.commit(planned)
 
     # --- services -------------------------------------------------------------------------------------------
-    def _on_list_vessels(self, request: ListVessels.Request, response: ListVessels.Response):
-        rows = {}
-        for names, position, orientation, status in self._poses.values():
-            for i, name in enumerate(names):
-                rows[name] = (position[3 * i : 3 * i + 3], orientation[4 * i : 4 * i + 4], status[i])
+    async def _on_list_vessels(self, request: ListVessels.Request, response: ListVessels.Response):
+        """The registry's vessels (of one worker if asked) with the poses and status their workers report now;
+        the workers are asked in parallel, and one that does not answer within list_timeout_s leaves its
+        vessels listed with a status_reason saying so."""
+        workers = sorted(w for w in self.registry.workers if not request.worker or w == request.worker)
+        replies = await self._ask_all(
+            {w: self._clients_of(w)["list"].call_async(ListVessels.Request()) for w in workers}
+        )
+        reported = {info.name: info for reply in replies.values() if reply is not None for info in reply.vessels}
         for entry in self.registry.entries():
             if request.worker and entry.worker != request.worker:
                 continue
             info = VesselInfo(name=entry.name, model=entry.model, domain=entry.domain, worker=entry.worker)
-            if entry.name in rows:
-                p, q, status = rows[entry.name]
-                info.pose.position.x, info.pose.position.y, info.pose.position.z = p
-                o = info.pose.orientation
-                o.x, o.y, o.z, o.w = q
-                info.status = int(status)
+            if entry.name in reported:
+                info.pose, info.status = reported[entry.name].pose, reported[entry.name].status
+                info.status_reason = reported[entry.name].status_reason
+            else:
+                info.status_reason = (
+                    f"pose unknown: worker {entry.worker} did not answer within {self.list_timeout_s} s"
+                )
             response.vessels.append(info)
         return response
+
+    async def _ask_all(self, futures: dict) -> dict:
+        """Await service futures together for at most list_timeout_s of wall time: key -> reply (None if late)."""
+        everything = Future()
+
+        def check(_future=None) -> None:
+            if not everything.done() and all(f.done() for f in futures.values()):
+                everything.set_result(True)
+
+        for future in futures.values():
+            future.add_done_callback(check)
+        check()
+        timer = self.create_timer(
+            self.list_timeout_s,
+            lambda: everything.done() or everything.set_result(False),
+            clock=Clock(clock_type=ClockType.STEADY_TIME),
+        )
+        await everything
+        self.destroy_timer(timer)
+        return {key: f.result() if f.done() else None for key, f in futures.items()}
 
     def _on_list_models(self, request: ListModels.Request, response: ListModels.Response):
         for name, domain, description in describe_models():

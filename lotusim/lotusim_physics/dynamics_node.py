@@ -34,13 +34,12 @@ from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 
 from lotusim_core import frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
-from lotusim_core.cdr import RawArrays, RawMessage
+from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, raw_publish
 from lotusim_core.node_runner import run_node_main
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.action import StepFor
@@ -52,21 +51,24 @@ from lotusim_physics.fleet import Fleet
 MODES = ("realtime", "scaled", "fast", "lockstep")
 # FleetState arrays and their columns per vessel
 FLEET_STATE_ARRAYS = {"position": 3, "orientation": 4, "twist": 6, "accel": 6, "environment": 6}
-# the numbers of nav_msgs/Odometry that change from one publication to the next (pose, twist, stamp)
-ODOM_FIELDS = [
-    "header.stamp.sec", "header.stamp.nanosec",
+# the numbers of nav_msgs/Odometry that change from one publication to the next: pose and twist, then the stamp
+ODOM_DOUBLES = [
     "pose.pose.position.x", "pose.pose.position.y", "pose.pose.position.z",
     "pose.pose.orientation.x", "pose.pose.orientation.y", "pose.pose.orientation.z", "pose.pose.orientation.w",
     "twist.twist.linear.x", "twist.twist.linear.y", "twist.twist.linear.z",
     "twist.twist.angular.x", "twist.twist.angular.y", "twist.twist.angular.z",
 ]  # fmt: skip
+ODOM_INTS = ["header.stamp.sec", "header.stamp.nanosec"]
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
-# "fast" mode: a timer every FAST_PERIOD_S runs steps for FAST_BATCH_WALL_S, leaving the rest of the period to
-# commands and services (a batch as long as the period would let timer events queue up ahead of them)
-FAST_PERIOD_S = 0.02
-FAST_BATCH_WALL_S = 0.017
+# "fast" mode: a timer every FAST_PERIOD_S runs steps for FAST_BATCH_WALL_S of wall time. The batch lasts the
+# whole period, so the timer is due again when it ends; the events executor then first runs what arrived
+# during the batch (commands, services: queued before the timer's event, which is queued once however late),
+# then the next batch. The CPU stays busy, and commands wait at most one batch.
+FAST_PERIOD_S = 0.01
+FAST_BATCH_WALL_S = 0.01
+MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 
 
 def stamp_from_ns(t_ns: int) -> Time:
@@ -84,7 +86,7 @@ class VesselEntry:
     thruster_cmd: np.ndarray
     fin_cmd: np.ndarray
     odom_pub: object = None
-    odom_raw: RawMessage | None = None
+    odom_send: object = None  # odom_pub's raw publish function (lotusim_core.cdr.raw_publish)
     subscriptions: list = field(default_factory=list)
 
 
@@ -115,6 +117,9 @@ class DynamicsWorker(Node):
         if self.mode == "realtime":
             self.rtf_target = 1.0
 
+        # steps between two odometry messages of one vessel (0: odometry off), environment sampling period
+        self._odom_period = max(1, round(1.0 / (self.odom_rate_hz * self.step_s))) if self.odom_rate_hz > 0 else 0
+        self._env_period_ns = max(1, round(self.environment_period_s * 1e9))
         self.fleet = Fleet(self.step_s, integrator=integrator, substeps=substeps, water_density_kgm3=water_density)
         self.step_ns = int(round(self.step_s * 1e9))
         self.iteration = 0
@@ -122,15 +127,17 @@ class DynamicsWorker(Node):
         self.environment: Environment = build_environment(None)
         self.environment_yaml = ""
         self._env_cache: dict[str, np.ndarray] = {}
-        self._env_next_s = 0.0
+        self._env_next_ns = 0  # sim time of the next environment sample, ns
         self._clock_raw = RawMessage(Clock(), ["clock.sec", "clock.nanosec"])
         self._state_writer: RawArrays | None = None
         self._pending_endpoints: dict[str, None] = {}  # vessels whose topics are still to be created (ordered)
-        self._state_writer_names: list[str] = []
-        self._odom_protos: dict[int, RawMessage] = {}  # by serialized length (frame id length sets the layout)
+        self._odom = RawBatch(ODOM_DOUBLES, ODOM_INTS)  # one row per vessel of the fleet, in fleet order
+        self._odom_sends: list | None = None  # per fleet row: its odom raw publish function (None: no topic yet)
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
+        self._clock_send = raw_publish(self._clock_pub) if self._clock_pub is not None else None
         self._state_pub = self.create_publisher(FleetState, "/lotusim/fleet_state", 10)
+        self._state_send = raw_publish(self._state_pub)
         self._stats_pub = self.create_publisher(SimStats, "/lotusim/stats", 10)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         prefix = f"/lotusim/{self.worker}"
@@ -176,9 +183,7 @@ class DynamicsWorker(Node):
         self.advance(1)
 
     def _on_fast_tick(self) -> None:
-        start = time.monotonic()
-        while time.monotonic() - start < FAST_BATCH_WALL_S:
-            self.advance(1)
+        self.advance(1 << 62, wall_deadline=time.monotonic() + FAST_BATCH_WALL_S)
         self._maybe_publish_stats()
         self._create_pending_endpoints()
 
@@ -189,27 +194,66 @@ class DynamicsWorker(Node):
         if steps > 0:
             self.advance(int(steps))
 
-    def advance(self, steps: int) -> None:
-        """Integrate `steps` fixed steps, publishing after each one as configured."""
+    def advance(self, steps: int, wall_deadline: float | None = None) -> int:
+        """Integrate `steps` fixed steps (fewer if the monotonic wall clock passes `wall_deadline`), publishing
+        /clock after each step and the fleet outputs when due; returns the steps done.
+
+        The steps between two publications go to the physics in one call (Fleet.step(steps=k)): the states
+        are the same as step by step, and nothing is observable in between (commands are handled between
+        calls of advance), so the Python cost per step is one /clock message."""
+        done = 0
+        while done < steps:
+            k = min(steps - done, self._steps_to_next_output(), MAX_CHUNK_STEPS)
+            self._integrate(k)
+            done += k
+            if wall_deadline is not None and time.monotonic() >= wall_deadline:
+                break
+        return done
+
+    def _steps_to_next_output(self) -> int:
+        """The smallest k >= 1 such that after k steps the fleet state or some odometry is due, or the
+        environment must be sampled again (at most MAX_CHUNK_STEPS when nothing is due)."""
+        it, n = self.iteration, len(self.fleet.names)
+        k = MAX_CHUNK_STEPS
+        if n:
+            k = min(k, self.fleet_state_every - it % self.fleet_state_every)
+            period = self._odom_period
+            if period:
+                phase = (it + 1) % period  # odometry of rows phase, phase + period, ... after the next step
+                k = min(k, 1 if phase < n else 1 + period - phase)
+            if self.environment_yaml:
+                t_ns = self.sim_time_ns
+                if t_ns < self._env_next_ns:
+                    k = min(k, -(-(self._env_next_ns - t_ns) // self.step_ns))
+                else:
+                    k = min(k, -(-self._env_period_ns // self.step_ns))
+        return max(1, k)
+
+    def _integrate(self, k: int) -> None:
+        """k steps of the physics (environment held), their k /clock messages, then the outputs due."""
+        start = time.perf_counter()
+        t_ns = self.sim_time_ns
+        t_s = t_ns * 1e-9
+        if self.environment_yaml:
+            self._sample_environment(t_ns)
+            faults = self.fleet.step(t_s, current_ned=self._held_current, wind_ned=self._held_wind, steps=k)
+        else:  # still water, no wind
+            faults = self.fleet.step(t_s, steps=k)
+        it0 = self.iteration
+        self.iteration += k
+        for fault in faults:
+            self.get_logger().error(f"vessel frozen: {fault}")
+        if self._clock_send is not None:
+            send, pack, step_ns = self._clock_send, self._clock_raw.pack, self.step_ns
+            for it in range(it0 + 1, it0 + k + 1):
+                send(pack(divmod(it * step_ns, 1_000_000_000)))
+        self._publish_outputs()
+        elapsed = time.perf_counter() - start
         w = self._window
-        still = not self.environment_yaml  # no environment configured: still water, no wind
-        for _ in range(steps):
-            start = time.perf_counter()
-            t_s = self.sim_time_ns * 1e-9
-            if still:
-                faults = self.fleet.step(t_s)
-            else:
-                self._sample_environment(t_s)
-                faults = self.fleet.step(t_s, current_ned=self._held_current, wind_ned=self._held_wind)
-            self.iteration += 1
-            for fault in faults:
-                self.get_logger().error(f"vessel frozen: {fault}")
-            self._publish_step()
-            elapsed = time.perf_counter() - start
-            w["compute"] += elapsed
-            if elapsed > w["compute_max"]:
-                w["compute_max"] = elapsed
-            w["n"] += 1
+        w["compute"] += elapsed
+        if elapsed / k > w["compute_max"]:
+            w["compute_max"] = elapsed / k
+        w["n"] += k
 
     # --- environment (pure function of the latched configuration) -------------------------------------------
     def _on_environment(self, msg: EnvironmentConfig) -> None:
@@ -222,12 +266,13 @@ class DynamicsWorker(Node):
         self._fleet_changed()
         self.get_logger().info(f"environment revision {msg.revision} applied")
 
-    def _sample_environment(self, t_s: float) -> None:
+    def _sample_environment(self, t_ns: int) -> None:
         """Evaluate current and wind at the vessels (ENU models, NED physics) if the held values are stale."""
         n = len(self.fleet.names)
-        if t_s < self._env_next_s and self._env_cache.get("current", np.zeros((0, 3))).shape[0] == n:
+        if t_ns < self._env_next_ns and self._env_cache.get("current", np.zeros((0, 3))).shape[0] == n:
             return
-        self._env_next_s = t_s + self.environment_period_s
+        self._env_next_ns = t_ns + self._env_period_ns
+        t_s = t_ns * 1e-9
         positions_enu = frames.ned_to_enu(self.fleet.position_ned)
         env = self.environment
         self._env_cache = {
@@ -243,31 +288,32 @@ class DynamicsWorker(Node):
 
     def _fleet_changed(self) -> None:
         self._env_cache = {}
+        self._odom_sends = None  # re-laid out at the next odometry
+        self._state_writer = None  # likewise the fleet state
 
     # --- publishing ---------------------------------------------------------------------------------------
-    def _publish_step(self) -> None:
-        t_ns = self.sim_time_ns
-        if self._clock_pub is not None:
-            self._clock_pub.publish(self._clock_raw.pack((t_ns // 1_000_000_000, t_ns % 1_000_000_000)))
+    def _publish_outputs(self) -> None:
+        """The fleet state and the odometry due after the step that made `iteration`."""
         n = len(self.fleet.names)
         if not n:
             return
-        publish_state = self.iteration % self.fleet_state_every == 0
-        odom_period = max(1, int(round(1.0 / (self.odom_rate_hz * self.step_s)))) if self.odom_rate_hz > 0 else 0
-        odom_due = odom_period and (self.iteration % odom_period) < n
+        it = self.iteration
+        publish_state = it % self.fleet_state_every == 0
+        period = self._odom_period
+        odom_due = period and (it % period) < n
         if not (publish_state or odom_due):
             return
-        stamp = stamp_from_ns(t_ns)
-        pos, quat, twist, accel = self.fleet.state_enu()
+        stamp = divmod(self.sim_time_ns, 1_000_000_000)
+        state = self.fleet.state_enu_packed()  # (N, 19): pos, quaternion xyzw, twist, accel (ENU / FLU)
         if publish_state:
-            self._publish_fleet_state(stamp, pos, quat, twist, accel)
+            self._publish_fleet_state(stamp, state)
         if odom_due:
-            self._publish_odom(stamp, odom_period, pos, quat, twist)
+            self._publish_odom(stamp, period, state)
 
     def _fleet_state_writer(self) -> RawArrays:
         """The serialized FleetState of the current fleet (names fixed), rebuilt when the fleet changes."""
-        names = list(self.fleet.names)
-        if self._state_writer is None or self._state_writer_names != names:
+        if self._state_writer is None:
+            names = list(self.fleet.names)
             n = len(names)
             msg = FleetState(worker=self.worker, names=names)
             msg.header.frame_id = "map"
@@ -277,49 +323,53 @@ class DynamicsWorker(Node):
             self._state_writer = RawArrays(
                 msg, list(FLEET_STATE_ARRAYS), ["header.stamp.sec", "header.stamp.nanosec", "iteration"], ["status"]
             )
-            self._state_writer_names = names
         return self._state_writer
 
-    def _publish_fleet_state(self, stamp, pos, quat, twist, accel) -> None:
+    def _publish_fleet_state(self, stamp: tuple[int, int], state: np.ndarray) -> None:
         """One FleetState for the whole fleet: the NumPy arrays are written straight into the serialized
-        message (lotusim_core.cdr.RawArrays), no per-vessel Python work."""
+        message (lotusim_core.cdr.RawArrays), no per-vessel Python work. `state`: Fleet.state_enu_packed()."""
         writer = self._fleet_state_writer()
         views = writer.views
-        views["position"][:] = pos.ravel()
-        views["orientation"][:] = quat.ravel()
-        views["twist"][:] = twist.ravel()
-        views["accel"][:] = accel.ravel()
-        env = views["environment"].reshape(-1, 6)
-        if self._env_cache and len(self._env_cache["current"]) == len(env):
+        n = len(state)
+        views["position"].reshape(n, 3)[:] = state[:, 0:3]
+        views["orientation"].reshape(n, 4)[:] = state[:, 3:7]
+        views["twist"].reshape(n, 6)[:] = state[:, 7:13]
+        views["accel"].reshape(n, 6)[:] = state[:, 13:19]
+        env = views["environment"].reshape(n, 6)
+        if self._env_cache and len(self._env_cache["current"]) == n:
             env[:, :3] = frames.ned_to_enu(self._env_cache["current"])
             env[:, 3:] = frames.ned_to_enu(self._env_cache["wind"])
-        else:
+        elif self.environment_yaml:
             env[:] = 0.0
         views["status"][:] = self.fleet.frozen
-        self._state_pub.publish(writer.pack((stamp.sec, stamp.nanosec, self.iteration)))
+        self._state_send(writer.pack((*stamp, self.iteration)))
 
-    def _publish_odom(self, stamp, period: int, pos, quat, twist) -> None:
-        """Publish the odometry of the vessels whose turn it is (row i at steps where i % period == phase),
-        as pre-serialized messages with the numbers patched in (lotusim_core.cdr: ~5x cheaper than building
-        an Odometry in Python)."""
+    def _publish_odom(self, stamp: tuple[int, int], period: int, state: np.ndarray) -> None:
+        """Publish the odometry of the vessels whose turn it is (row i at steps where i % period == phase):
+        the numbers of all of them written into their serialized messages at once (lotusim_core.cdr.RawBatch),
+        then one publish call each."""
+        if self._odom_sends is None:
+            self._layout_odometry()
         rows = np.arange(self.iteration % period, len(self.fleet.names), period)
-        values = np.column_stack([pos[rows], quat[rows], twist[rows]]).tolist()
-        names = self.fleet.names
-        head = [stamp.sec, stamp.nanosec]
-        for i, row_values in zip(rows.tolist(), values, strict=True):
-            entry = self.vessels.get(names[i])
-            if entry is not None and entry.odom_pub is not None:
-                entry.odom_pub.publish(entry.odom_raw.pack(head + row_values))
+        self._odom.write(rows, state[rows, :13], stamp)
+        sends, message = self._odom_sends, self._odom.message
+        for i in rows.tolist():
+            send = sends[i]
+            if send is not None:
+                send(message(i))
 
-    def _odom_template(self, name: str) -> RawMessage:
+    def _layout_odometry(self) -> None:
+        """One odometry row per vessel in fleet order, and its publish function (None until its topic exists)."""
+        names = self.fleet.names
+        self._odom.layout(names, self._odom_message)
+        self._odom_sends = [self.vessels[name].odom_send for name in names]
+
+    @staticmethod
+    def _odom_message(name: str) -> Odometry:
         msg = Odometry()
         msg.header.frame_id = "map"
         msg.child_frame_id = f"{name}/base_link"
-        size = len(serialize_message(msg))
-        if size not in self._odom_protos:
-            self._odom_protos[size] = RawMessage(msg, ODOM_FIELDS)
-            return self._odom_protos[size]
-        return self._odom_protos[size].rebased(msg)
+        return msg
 
     def _maybe_publish_stats(self) -> None:
         now = time.monotonic()
@@ -373,7 +423,8 @@ class DynamicsWorker(Node):
             self.create_subscription(Wrench, f"/{name}/cmd_wrench", lambda m, n=name: self._on_wrench(n, m), 10)
         )
         entry.odom_pub = self.create_publisher(Odometry, f"/{name}/odom", 10)
-        entry.odom_raw = self._odom_template(name)
+        entry.odom_send = raw_publish(entry.odom_pub)
+        self._odom_sends = None  # picks up the new topic
 
     def _reject(self, name: str, what: str, value) -> None:
         self.get_logger().warning(f"{name}: {what} command {value!r} rejected (not finite); keeping the last valid one")
@@ -509,6 +560,7 @@ class DynamicsWorker(Node):
         self._pending_endpoints.pop(name, None)
         entry = self.vessels.pop(name)
         self.fleet.remove(name)
+        self._odom.forget(name)
         self._fleet_changed()
         for sub in entry.subscriptions:
             self.destroy_subscription(sub)
@@ -570,7 +622,7 @@ class DynamicsWorker(Node):
             "step_ns": self.step_ns,
             "fleet": self.fleet.snapshot(),
             "environment_yaml": self.environment_yaml,
-            "environment_held": ({k: v.copy() for k, v in self._env_cache.items()}, self._env_next_s),
+            "environment_held": ({k: v.copy() for k, v in self._env_cache.items()}, self._env_next_ns),
             "vessels": {
                 n: (e.model, e.domain, e.overrides_yaml, e.thruster_cmd.copy(), e.fin_cmd.copy())
                 for n, e in self.vessels.items()
@@ -583,10 +635,11 @@ class DynamicsWorker(Node):
         for name in list(self.vessels):
             self._delete(name)
         self.fleet = Fleet.from_snapshot(state["fleet"])
+        self._fleet_changed()
         self.iteration = state["iteration"]
         self.environment_yaml = state["environment_yaml"]
         self.environment = build_environment(yaml.safe_load(self.environment_yaml) if self.environment_yaml else None)
-        self._env_cache, self._env_next_s = state["environment_held"]  # the held samples, for an exact continuation
+        self._env_cache, self._env_next_ns = state["environment_held"]  # the held samples: an exact continuation
         for name, (model, domain, overrides, thr, fin) in state["vessels"].items():
             entry = VesselEntry(
                 name=name,

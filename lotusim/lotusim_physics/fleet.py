@@ -212,6 +212,7 @@ class Fleet:
         self._vi = np.zeros((cap, L.VI_WIDTH), dtype=np.int64)
         self._frozen = np.zeros(cap, dtype=np.bool_)
         self._status = np.zeros(cap, dtype=np.int64)
+        self._fault_step = np.zeros(cap, dtype=np.int64)  # step of a fault within the last step() call
         self._tp = np.zeros((max(4, cap), L.T_WIDTH))
         self._fp = np.zeros((max(4, cap), L.F_WIDTH))
         self._nt = 0  # used thruster pool rows (alive or dead)
@@ -282,6 +283,11 @@ class Fleet:
 
         twist_flu = [linear (m/s), angular (rad/s)] in body FLU; accel_flu the last step's nu_dot in FLU."""
         return frames.state_ned_frd_to_enu_flu(self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
+
+    def state_enu_packed(self) -> np.ndarray:
+        """The same state as state_enu as one (N, 19) array: pos_enu 0:3, q_enu_flu (x y z w) 3:7, twist_flu
+        7:13, accel_flu 13:19 (a fresh array; what the dynamics node writes into its messages)."""
+        return frames.state_ned_frd_to_enu_flu_packed(self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
 
     # --- vessel management -----------------------------------------------------------------------------------
     def add(self, name: str, spec: VehicleSpec, position_ned_m, q_ned_frd_wxyz, nu_frd=None) -> None:
@@ -386,23 +392,30 @@ class Fleet:
         self._xs[i, L.X_WRENCH : L.X_WRENCH + 6] = _vec(wrench_frd, 6, "body wrench", name)
 
     # --- stepping --------------------------------------------------------------------------------------------
-    def step(self, t_s: float, current_ned: EnvField | None = None, wind_ned: EnvField | None = None) -> list:
-        """Advance every active vessel by dt_s from sim time t_s; returns the FaultReports of this step.
+    def step(
+        self, t_s: float, current_ned: EnvField | None = None, wind_ned: EnvField | None = None, steps: int = 1
+    ) -> list:
+        """Advance every active vessel by `steps` steps of dt_s from sim time t_s; returns the FaultReports.
 
         current_ned(t_s, positions_ned (N,3)) -> (N,3) water velocity NED, m/s; wind_ned(t_s, positions_ned)
-        -> (N,3) air velocity at 10 m NED, m/s. Both are sampled once at the start of the step and held; None
-        means still water / no wind."""
+        -> (N,3) air velocity at 10 m NED, m/s. Both are sampled once at t_s and held for the `steps` steps;
+        None means still water / no wind. Several steps in one call give the same states as one call per step
+        (with the environment held) at a fraction of the call overhead: the dynamics node batches the steps
+        between two publications."""
         n = self._n
         xs = self._xs
+        steps = int(steps)
+        if steps < 1:
+            raise ValueError(f"step: steps must be >= 1, got {steps}")
         if current_ned is not None or wind_ned is not None:
             self._sample_env(t_s, current_ned, wind_ned)
         elif self._env_set:
             xs[:, L.X_CUR : L.X_WIND + 3] = 0.0
             self._env_set = False
         nfault = step_fleet(
-            xs, self._vp, self._vi, self._tp, self._fp, self._frozen, self._status, n, self.dt_s, self.substeps,
-            self._method, self.water_density_kgm3, self.gravity_mps2, self.max_speed_mps, self.max_rate_rad_s,
-            self.max_position_m,
+            xs, self._vp, self._vi, self._tp, self._fp, self._frozen, self._status, self._fault_step, n, self.dt_s,
+            self.substeps, steps, self._method, self.water_density_kgm3, self.gravity_mps2, self.max_speed_mps,
+            self.max_rate_rad_s, self.max_position_m,
         )  # fmt: skip
         if not nfault:
             return []
@@ -434,7 +447,9 @@ class Fleet:
                 detail += f" ({self.max_rate_rad_s} rad/s)"
             elif code == L.FAULT_POSITION:
                 detail += f" ({self.max_position_m} m)"
-            reports.append(FaultReport(self.names[i], float(t_s), code, detail))
+            t_fault = float(t_s) + self.dt_s * int(self._fault_step[i]) if code != L.FAULT_NONFINITE_ENV else float(t_s)
+            reports.append(FaultReport(self.names[i], t_fault, code, detail))
+            self._fault_step[i] = 0
             self._status[i] = 0
         return reports
 
@@ -499,7 +514,7 @@ class Fleet:
         if needed <= cap:
             return
         new_cap = max(needed, 2 * cap)
-        for attr in ("_xs", "_vp", "_vi", "_frozen", "_status"):
+        for attr in ("_xs", "_vp", "_vi", "_frozen", "_status", "_fault_step"):
             old = getattr(self, attr)
             new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
             new[: self._n] = old[: self._n]

@@ -79,8 +79,14 @@ def _check(x, max_speed, max_rate, max_pos):
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho, g, max_speed, max_rate, max_pos):
-    """Advance vessels 0 .. n-1 by dt; returns the number of vessels frozen by this step (codes in status)."""
+def step_fleet(
+    xs, vp, vi, tp, fp, frozen, status, fault_step, n, dt, substeps, steps, method, rho, g, max_speed, max_rate, max_pos
+):
+    """Advance vessels 0 .. n-1 by `steps` steps of dt (the environment columns of xs held); returns the number of
+    vessels frozen (codes in status, the step of the fault within this call in fault_step).
+
+    Vessels do not interact within a call, so each vessel runs all its steps in turn (its rows stay in cache):
+    the result is bit-identical to `steps` calls of one step. A frozen vessel keeps its last valid state."""
     h = dt / substeps
     ns = L.X_STATE
     x0 = np.empty(ns)
@@ -111,40 +117,26 @@ def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho,
             nfault += 1
             continue
         for j in range(ns):
-            x0[j] = xs[i, j]
             x[j] = xs[i, j]
         t0, nt, f0, nf = vi[i, 0], vi[i, 1], vi[i, 2], vi[i, 3]
         prm = vp[i]  # the vessel's packed parameters (one contiguous row)
-        for _ in range(substeps):
-            _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
-            if method == 0:
-                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
-                for j in range(ns):
-                    xt[j] = x[j] + 0.5 * h * k1[j]
-                vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k2)
-                for j in range(ns):
-                    xt[j] = x[j] + 0.5 * h * k2[j]
-                vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k3)
-                for j in range(ns):
-                    xt[j] = x[j] + h * k3[j]
-                vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k4)
-                for j in range(ns):
-                    x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
-                quat_normalize_inplace(x, 3)
-            else:
-                vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
-                r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(x[3], x[4], x[5], x[6])
-                for j in range(6):
-                    x[7 + j] = x[7 + j] + h * k1[7 + j]
-                x[0] += h * (r0 * x[7] + r1 * x[8] + r2 * x[9])
-                x[1] += h * (r3 * x[7] + r4 * x[8] + r5 * x[9])
-                x[2] += h * (r6 * x[7] + r7 * x[8] + r8 * x[9])
-                quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)
-        code = _check(x, max_speed, max_rate, max_pos)
+        code = L.FAULT_NONE
+        for s in range(steps):
+            for j in range(ns):
+                x0[j] = x[j]
+            _advance_one_step(
+                x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp, f0, nf, h, substeps, method, rho, g
+            )
+            code = _check(x, max_speed, max_rate, max_pos)
+            if code != L.FAULT_NONE:
+                fault_step[i] = s
+                break
         if code != L.FAULT_NONE:
             frozen[i] = True
             status[i] = code
             nfault += 1
+            for j in range(ns):  # the state at the start of the faulty step
+                xs[i, j] = x0[j]
             continue
         for j in range(ns):
             xs[i, j] = x[j]
@@ -153,3 +145,34 @@ def step_fleet(xs, vp, vi, tp, fp, frozen, status, n, dt, substeps, method, rho,
     if touched != touched:  # never true for finite parameters; keeps the prefetching loads alive
         nfault += 0
     return nfault
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _advance_one_step(x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp, f0, nf, h, substeps, method, rho, g):
+    """One step of vessel i (substeps of h) in place on its state x (13,)."""
+    ns = L.X_STATE
+    for _ in range(substeps):
+        _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
+        if method == 0:
+            vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
+            for j in range(ns):
+                xt[j] = x[j] + 0.5 * h * k1[j]
+            vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k2)
+            for j in range(ns):
+                xt[j] = x[j] + 0.5 * h * k2[j]
+            vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k3)
+            for j in range(ns):
+                xt[j] = x[j] + h * k3[j]
+            vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k4)
+            for j in range(ns):
+                x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
+            quat_normalize_inplace(x, 3)
+        else:
+            vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
+            r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(x[3], x[4], x[5], x[6])
+            for j in range(6):
+                x[7 + j] = x[7 + j] + h * k1[7 + j]
+            x[0] += h * (r0 * x[7] + r1 * x[8] + r2 * x[9])
+            x[1] += h * (r3 * x[7] + r4 * x[8] + r5 * x[9])
+            x[2] += h * (r6 * x[7] + r7 * x[8] + r8 * x[9])
+            quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)

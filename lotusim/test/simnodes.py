@@ -75,16 +75,37 @@ class Sim:
 
     def command(self, items, feedback: list | None = None, timeout_s: float = 30.0):
         if not self.fleet_command.server_is_ready():
-            spin_until(self.executor, self.fleet_command.server_is_ready, 30.0, "fleet_command action server")
-            # the client can see the server before the server has matched the client's response readers (a
-            # known DDS service race): give discovery a moment, or the acceptance can be lost
-            self.spin_for(0.5)
+            self.wait_for_fleet_command()
         cb = feedback.append if feedback is not None else None
         goal_future = self.fleet_command.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=cb)
         spin_until(self.executor, goal_future.done, timeout_s, "goal acceptance")
         result_future = goal_future.result().get_result_async()
         spin_until(self.executor, result_future.done, timeout_s, "goal result")
         return result_future.result().result
+
+    def wait_for_fleet_command(self, attempts: int = 3, attempt_s: float = 15.0) -> None:
+        """Wait until the FleetCommand client has matched the server; renew the client between attempts.
+
+        Seen once in CI under load (1 of 445 tests): a client in the same context as the server never reported
+        the server ready within 30 s, although the MAS server was up. A fresh client (new DDS endpoints) is the
+        cure that works for a lost match; the final error lists what the graph shows, to diagnose it further.
+        """
+        for attempt in range(attempts):
+            try:
+                spin_until(self.executor, self.fleet_command.server_is_ready, attempt_s, "fleet_command server")
+            except TimeoutError:
+                if attempt == attempts - 1:
+                    services = [name for name, _ in self.client.get_service_names_and_types() if "lotusim" in name]
+                    raise TimeoutError(
+                        f"fleet_command action server not ready after {attempts} clients x {attempt_s} s; "
+                        f"nodes {self.client.get_node_names()}, lotusim services {services}"
+                    ) from None
+                self.renew_action_client()
+                continue
+            # the client can see the server before the server has matched the client's response readers (a
+            # known DDS service race): give discovery a moment, or the acceptance can be lost
+            self.spin_for(0.5)
+            return
 
     def renew_action_client(self) -> None:
         """A fresh FleetCommand client (after a mas_server restart the old client may not re-match in time)."""

@@ -35,3 +35,45 @@ def test_fleet_state_arrays_written_through_views_deserialize_exactly(n):
     for name, values in expected.items():
         np.testing.assert_array_equal(np.asarray(getattr(out, name)), values)
     np.testing.assert_array_equal(np.frombuffer(bytes(out.status), dtype=np.uint8), status)
+
+
+def test_odometry_batch_rows_deserialize_exactly_for_names_of_every_length():
+    """RawBatch: odometry of vessels whose names (child frame ids) shift the layout, written for a subset of
+    rows at a time, reads back as the Odometry rclpy would have built; re-layout keeps cached rows right."""
+    from nav_msgs.msg import Odometry
+
+    from lotusim_core.cdr import RawBatch
+
+    doubles = [f"pose.pose.position.{a}" for a in "xyz"] + [f"pose.pose.orientation.{a}" for a in "xyzw"]
+    doubles += [f"twist.twist.linear.{a}" for a in "xyz"] + [f"twist.twist.angular.{a}" for a in "xyz"]
+    names = [f"v{'x' * k}" for k in range(11)]  # 11 lengths: every alignment of the pose after the string
+
+    def odom(name):
+        msg = Odometry()
+        msg.header.frame_id, msg.child_frame_id = "map", f"{name}/base_link"
+        return msg
+
+    batch = RawBatch(doubles, ["header.stamp.sec", "header.stamp.nanosec"])
+    batch.layout(names, odom)
+    rng = np.random.default_rng(7)
+    values = rng.normal(size=(len(names), 13))
+    batch.write(np.arange(0, len(names), 2), values[0::2], (5, 999_999_999))
+    batch.write(np.arange(1, len(names), 2), values[1::2], (6, 1))
+    for i, name in enumerate(names):
+        out = deserialize_message(batch.message(i), Odometry)
+        p, q, v, w = out.pose.pose.position, out.pose.pose.orientation, out.twist.twist.linear, out.twist.twist.angular
+        got = [p.x, p.y, p.z, q.x, q.y, q.z, q.w, v.x, v.y, v.z, w.x, w.y, w.z]
+        assert got == values[i].tolist(), name
+        assert (out.header.stamp.sec, out.header.stamp.nanosec) == ((5, 999_999_999) if i % 2 == 0 else (6, 1))
+        assert out.child_frame_id == f"{name}/base_link" and out.header.frame_id == "map"
+        assert out.pose.covariance.tolist() == [0.0] * 36
+    # a changed fleet: rows reordered and one dropped, from the cached serializations
+    kept = names[::-1][1:]
+    batch.layout(kept, odom)
+    batch.write(np.arange(len(kept)), values[: len(kept)], (7, 0))
+    for i, name in enumerate(kept):
+        out = deserialize_message(batch.message(i), Odometry)
+        assert out.child_frame_id == f"{name}/base_link" and out.pose.pose.position.x == values[i, 0]
+    empty = RawBatch(doubles, ["header.stamp.sec"])
+    empty.write(np.arange(0), np.zeros((0, 13)), (1,))  # no rows: nothing to do, no error
+    assert empty.rows == 0

@@ -189,6 +189,51 @@ def test_exploding_vessel_is_frozen_and_reported_while_the_others_continue():
     assert not fleet.frozen[fleet.index("bad")]
 
 
+@pytest.mark.parametrize("integrator", ["rk4", "euler"])
+def test_several_steps_in_one_call_equal_one_call_per_step(integrator):
+    """step(t, steps=k) (what the dynamics node does between two publications) is bit-identical to k calls
+    with the environment held, for a heterogeneous fleet with commands."""
+    held = {"current": None}
+
+    def current_held(t_s, pos):  # sampled once per call by step(); held over the call's steps
+        if held["current"] is None:
+            held["current"] = _current(t_s, pos)
+        return held["current"]
+
+    one, many = Fleet(DT, integrator=integrator, substeps=2), Fleet(DT, integrator=integrator, substeps=2)
+    _spawn_all(one)
+    _spawn_all(many)
+    k = 0
+    for chunk in [1, 3, 7, 1, 20, 5, 13]:
+        held["current"] = None
+        assert many.step(k * DT, current_ned=current_held, wind_ned=_wind, steps=chunk) == []
+        held["current"] = None
+        for j in range(chunk):
+            assert one.step((k + j) * DT, current_ned=current_held, wind_ned=_wind) == []
+        k += chunk
+    for attr in ("position_ned", "q_ned_frd", "nu", "nu_dot"):
+        assert np.array_equal(getattr(one, attr), getattr(many, attr)), attr
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        many.step(0.0, steps=0)
+
+
+def test_a_fault_inside_a_multi_step_call_is_dated_to_its_step_and_keeps_the_last_good_state():
+    fleet, ref = Fleet(DT, max_speed_mps=3.0), Fleet(DT, max_speed_mps=3.0)
+    for f in (fleet, ref):
+        f.add("auv", load_vehicle("remus100"), [0, 0, 10], [1, 0, 0, 0])
+        f.set_body_wrench("auv", [400.0, 0, 0, 0, 0, 0])  # accelerates through the 3 m/s limit in ~0.3 s
+    k, reports = 0, []
+    while not reports:  # the reference: one step per call, the step of the fault and the state before it
+        before = ref.position_ned[0].copy()
+        reports = ref.step(k * DT)
+        k += 1
+    assert k > 3  # the fault is well inside the multi-step call below
+    reports_many = fleet.step(0.0, steps=k + 10)
+    assert len(reports_many) == 1 and reports_many[0].code == reports[0].code
+    assert reports_many[0].sim_time_s == pytest.approx(reports[0].sim_time_s) == pytest.approx((k - 1) * DT)
+    np.testing.assert_array_equal(fleet.position_ned[0], before)
+
+
 def test_state_enu_matches_frames_of_a_known_pose():
     fleet = Fleet(DT)
     spec = load_vehicle("remus100")

@@ -76,7 +76,7 @@ def test_plan_starts_the_nodes_and_spawns_the_scenario(ros_context, tmp_path):
         client.create_subscription(FleetState, "/lotusim/fleet_state", lambda m: states.__setitem__(m.worker, m), 100)
 
         action = ActionClient(client, FleetCommand, "/lotusim/fleet_command")
-        spin_until(executor, action.server_is_ready, 10.0, "fleet_command")
+        spin_until(executor, action.server_is_ready, 30.0, "fleet_command")
         goal = action.send_goal_async(FleetCommand.Goal(items=plan.spawn_items()))
         spin_until(executor, goal.done, 20.0, "goal accepted")
         result = goal.result().get_result_async()
