@@ -160,6 +160,10 @@ def measure(
         if outcome.succeeded != vessels:
             reasons = sorted({r.reason for r in outcome.results if not r.ok})
             raise RuntimeError(f"bench fleet: only {outcome.succeeded} of {vessels} vessels spawned: {reasons}")
+        # the vessels' topics are created in the background, in creation order: the last vessel's odometry
+        # publisher means all are there (the window must not measure their creation)
+        last_odom = f"/{items[-1].vessel.name}/odom"
+        spin_until(lambda: node.count_publishers(last_odom) > 0, 120.0, f"{last_odom} appearing")
         end = time.monotonic() + 2.0  # settle
         spin_until(lambda: time.monotonic() > end, 10.0, "settling")
         stats.clear()

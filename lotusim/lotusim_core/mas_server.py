@@ -48,6 +48,9 @@ class MasServer(Node):
         self.worker_wait_s = float(self.declare_parameter("worker_wait_s", 10.0).value)
         self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
         self.list_timeout_s = float(self.declare_parameter("list_timeout_s", 5.0).value)
+        # a worker that does not answer a command within this wall time gets its items refused (NO_WORKER)
+        self.command_timeout_s = float(self.declare_parameter("command_timeout_s", 60.0).value)
+        self._answering: set[str] = set()  # workers that have answered a command
         self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels, callback_group=self._group)
         self.create_service(ListModels, "/lotusim/list_models", self._on_list_models)
         self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
@@ -143,7 +146,16 @@ class MasServer(Node):
         """Send one batch (items of one worker, in order) and record the worker's answers in the registry."""
         worker = batch[0].worker
         client = self._clients_of(worker)["command"]
-        if not client.wait_for_service(timeout_sec=5.0):
+        # Only the first command to a worker checks that its service is matched: rclpy's wait_for_service
+        # blocks this (single) executor thread in 0.25 s sleeps, and while a worker creates thousands of topics
+        # the graph can take seconds to confirm it (a 1,000-vessel spawn took 5-14 s instead of 0.5 s).
+        ready = worker in self._answering or client.service_is_ready() or client.wait_for_service(timeout_sec=5.0)
+        reply = None
+        if ready:
+            future = client.call_async(WorkerCommand.Request(items=[p.item for p in batch]))
+            reply = (await self._ask_all({worker: future}, self.command_timeout_s))[worker]
+        if reply is None:
+            self._answering.discard(worker)
             for planned in batch:
                 results[planned.index] = ItemResult(
                     name=planned.item.vessel.name,
@@ -152,7 +164,7 @@ class MasServer(Node):
                     reason=f"worker {worker} does not answer",
                 )
             return
-        reply = await client.call_async(WorkerCommand.Request(items=[p.item for p in batch]))
+        self._answering.add(worker)
         for planned, result in zip(batch, reply.results, strict=True):
             results[planned.index] = result
             if result.ok:
@@ -165,7 +177,7 @@ class MasServer(Node):
         vessels listed with a status_reason saying so."""
         workers = sorted(w for w in self.registry.workers if not request.worker or w == request.worker)
         replies = await self._ask_all(
-            {w: self._clients_of(w)["list"].call_async(ListVessels.Request()) for w in workers}
+            {w: self._clients_of(w)["list"].call_async(ListVessels.Request()) for w in workers}, self.list_timeout_s
         )
         reported = {info.name: info for reply in replies.values() if reply is not None for info in reply.vessels}
         for entry in self.registry.entries():
@@ -182,8 +194,8 @@ class MasServer(Node):
             response.vessels.append(info)
         return response
 
-    async def _ask_all(self, futures: dict) -> dict:
-        """Await service futures together for at most list_timeout_s of wall time: key -> reply (None if late)."""
+    async def _ask_all(self, futures: dict, timeout_s: float) -> dict:
+        """Await service futures together for at most timeout_s of wall time: key -> reply (None if late)."""
         everything = Future()
 
         def check(_future=None) -> None:
@@ -194,7 +206,7 @@ class MasServer(Node):
             future.add_done_callback(check)
         check()
         timer = self.create_timer(
-            self.list_timeout_s,
+            timeout_s,
             lambda: everything.done() or everything.set_result(False),
             clock=Clock(clock_type=ClockType.STEADY_TIME),
         )
