@@ -151,9 +151,47 @@ def test_lockstep_advances_exactly_n_dt_and_is_reproducible(ros_context):
             stamps = [s.header.stamp.sec + s.header.stamp.nanosec * 1e-9 for s in states]
             assert np.allclose(np.diff(stamps), 0.02, atol=1e-9)
             runs.append(np.stack([from_float64_array(s.position) for s in states]))
+            # /clock after every step, in order (the steps go to the physics in batches; the clock does not)
+            spin_until(sim.executor, lambda c=clocks: len(c) >= 250, 10.0, "250 clock messages")
+            assert [c.clock.sec * 10**9 + c.clock.nanosec for c in clocks] == [k * 20_000_000 for k in range(1, 251)]
         finally:
             sim.close()
     assert np.array_equal(runs[0], runs[1]), "same commands, same seed: fleet states must be identical"
+
+
+def test_publication_rates_in_sim_time_with_batched_steps(ros_context):
+    """Step 0.03 s, fleet state every 3 steps, odometry at 10 Hz (every 3 steps, vessel rows staggered): 90
+    steps in one request give 90 clocks, 30 fleet states and 30 odometry messages per vessel, stamped at the
+    steps where they are due, with the pose of that step."""
+    sim = Sim(ros_context, mode="lockstep", step_s=0.03, fleet_state_every=3, odom_rate_hz=10.0)
+    try:
+        clocks, states, odom = [], [], {"a": [], "b": []}
+        sim.client.create_subscription(Clock, "/clock", clocks.append, 1000)
+        sim.client.create_subscription(FleetState, "/lotusim/fleet_state", states.append, 1000)
+        sim.command([create_item("a", "lrauv", (0, 0, -10)), create_item("b", "lrauv", (9, 0, -10))])
+        for name in odom:
+            sim.client.create_subscription(Odometry, f"/{name}/odom", odom[name].append, 1000)
+            spin_until(sim.executor, lambda n=name: sim.client.count_publishers(f"/{n}/odom") > 0, 10.0, "odom")
+        sim.spin_for(0.5)
+        assert sim.step(90).success
+        spin_until(sim.executor, lambda: len(clocks) >= 90 and len(states) >= 30, 10.0, "clocks and states")
+        spin_until(sim.executor, lambda: min(len(v) for v in odom.values()) >= 30, 10.0, "odometry")
+        sim.spin_for(0.3)  # nothing more arrives
+        ms = 1_000_000
+
+        def stamps_ms(msgs):
+            return [(m.header.stamp.sec * 10**9 + m.header.stamp.nanosec) // ms for m in msgs]
+
+        assert [(c.clock.sec * 10**9 + c.clock.nanosec) // ms for c in clocks] == [30 * k for k in range(1, 91)]
+        assert stamps_ms(states) == [90 * k for k in range(1, 31)]
+        assert stamps_ms(odom["a"]) == [90 * k for k in range(1, 31)]  # row 0: iterations 3, 6, ...
+        assert stamps_ms(odom["b"]) == [90 * k - 60 for k in range(1, 31)]  # row 1: iterations 1, 4, ...
+        # the odometry of row 0 is the fleet state of the same step (ENU position)
+        for state, msg in zip(states, odom["a"], strict=True):
+            p = msg.pose.pose.position
+            assert list(from_float64_array(state.position)[:3]) == [p.x, p.y, p.z]
+    finally:
+        sim.close()
 
 
 def test_nan_thruster_command_is_rejected_and_last_valid_kept(sim):
