@@ -67,7 +67,7 @@ ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
 # DDS side of new topics). The gap must be real idle time before the timer is due: a batch that ends with the
 # timer already due (or sleeps instead) let the timer win over the queued events, and a spawn of 1,000
 # vessels took 6-14 s instead of 0.5 s.
-FAST_PERIOD_S = 0.01
+FAST_PERIOD_S = 0.02
 FAST_GAP_S = 0.0005
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 
