@@ -134,6 +134,11 @@ class DynamicsWorker(Node):
         self._pending_endpoints: dict[str, None] = {}  # vessels whose topics are still to be created (ordered)
         self._odom = RawBatch(ODOM_DOUBLES, ODOM_INTS)  # one row per vessel of the fleet, in fleet order
         self._odom_sends: list | None = None  # per fleet row: its odom raw publish function (None: no topic yet)
+        self._odom_rows: list[tuple[np.ndarray, list[int]]] = []  # per phase of the odometry period: due rows
+        # FleetState arrays and their columns in Fleet.state_enu_packed()
+        self._state_columns = [
+            ("position", slice(0, 3)), ("orientation", slice(3, 7)), ("twist", slice(7, 13)), ("accel", slice(13, 19))
+        ]  # fmt: skip
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
         self._clock_send = raw_publish(self._clock_pub) if self._clock_pub is not None else None
@@ -322,9 +327,12 @@ class DynamicsWorker(Node):
             for field_name, width in FLEET_STATE_ARRAYS.items():
                 setattr(msg, field_name, [0.0] * (n * width))
             msg.status = bytes(n)
-            self._state_writer = RawArrays(
+            writer = RawArrays(
                 msg, list(FLEET_STATE_ARRAYS), ["header.stamp.sec", "header.stamp.nanosec", "iteration"], ["status"]
             )
+            for field_name, width in FLEET_STATE_ARRAYS.items():  # (N, width) views of the flat arrays
+                writer.views[field_name] = writer.views[field_name].reshape(n, width)
+            self._state_writer = writer
         return self._state_writer
 
     def _publish_fleet_state(self, stamp: tuple[int, int], state: np.ndarray) -> None:
@@ -333,11 +341,9 @@ class DynamicsWorker(Node):
         writer = self._fleet_state_writer()
         views = writer.views
         n = len(state)
-        views["position"].reshape(n, 3)[:] = state[:, 0:3]
-        views["orientation"].reshape(n, 4)[:] = state[:, 3:7]
-        views["twist"].reshape(n, 6)[:] = state[:, 7:13]
-        views["accel"].reshape(n, 6)[:] = state[:, 13:19]
-        env = views["environment"].reshape(n, 6)
+        for name, columns in self._state_columns:
+            views[name][:] = state[:, columns]
+        env = views["environment"]
         if self._env_cache and len(self._env_cache["current"]) == n:
             env[:, :3] = frames.ned_to_enu(self._env_cache["current"])
             env[:, 3:] = frames.ned_to_enu(self._env_cache["wind"])
@@ -352,10 +358,10 @@ class DynamicsWorker(Node):
         then one publish call each."""
         if self._odom_sends is None:
             self._layout_odometry()
-        rows = np.arange(self.iteration % period, len(self.fleet.names), period)
+        rows, row_list = self._odom_rows[self.iteration % period]
         self._odom.write(rows, state[rows, :13], stamp)
         sends, message = self._odom_sends, self._odom.message
-        for i in rows.tolist():
+        for i in row_list:
             send = sends[i]
             if send is not None:
                 send(message(i))
@@ -365,6 +371,9 @@ class DynamicsWorker(Node):
         names = self.fleet.names
         self._odom.layout(names, self._odom_message)
         self._odom_sends = [self.vessels[name].odom_send for name in names]
+        period = max(1, self._odom_period)
+        phases = [np.arange(phase, len(names), period) for phase in range(period)]
+        self._odom_rows = [(rows, rows.tolist()) for rows in phases]  # the rows due at each phase of the period
 
     @staticmethod
     def _odom_message(name: str) -> Odometry:
