@@ -142,6 +142,8 @@ def test_lockstep_advances_exactly_n_dt_and_is_reproducible(ros_context):
             pub = sim.client.create_publisher(Float64, "/a/thrusters/propeller/cmd", 10)
             spin_until(sim.executor, lambda p=pub: p.get_subscription_count() > 0, 10.0, "subscription")
             pub.publish(Float64(data=20.0))
+            writers = [sim.worker._clock_pub, sim.worker._state_pub]
+            spin_until(sim.executor, lambda w=writers: all(x.get_subscription_count() for x in w), 30.0, "matching")
             sim.spin_for(0.2)
             reply = sim.step(250)
             assert reply.success
@@ -171,8 +173,11 @@ def test_publication_rates_in_sim_time_with_batched_steps(ros_context):
         sim.command([create_item("a", "lrauv", (0, 0, -10)), create_item("b", "lrauv", (9, 0, -10))])
         for name in odom:
             sim.client.create_subscription(Odometry, f"/{name}/odom", odom[name].append, 1000)
-            spin_until(sim.executor, lambda n=name: sim.client.count_publishers(f"/{n}/odom") > 0, 10.0, "odom")
-        sim.spin_for(0.5)
+            spin_until(sim.executor, lambda n=name: sim.worker.vessels[n].odom_pub is not None, 10.0, "odom topic")
+        # every writer has matched our readers (messages sent before the match would be lost)
+        writers = [sim.worker._clock_pub, sim.worker._state_pub] + [sim.worker.vessels[n].odom_pub for n in odom]
+        spin_until(sim.executor, lambda: all(w.get_subscription_count() > 0 for w in writers), 30.0, "matching")
+        sim.spin_for(0.2)
         assert sim.step(90).success
         spin_until(sim.executor, lambda: len(clocks) >= 90 and len(states) >= 30, 10.0, "clocks and states")
         spin_until(sim.executor, lambda: min(len(v) for v in odom.values()) >= 30, 10.0, "odometry")
