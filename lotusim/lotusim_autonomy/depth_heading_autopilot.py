@@ -26,7 +26,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
-from lotusim_autonomy.odometry import NedState, from_odometry
+from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.torpedo import TorpedoAutopilot, TorpedoGains
 from lotusim_core.catalogue import load_vehicle
 from lotusim_core.node_runner import run_node_main, with_sim_time
@@ -97,10 +97,10 @@ class DepthHeadingAutopilot(Node):
     def _on_odom(self, msg: Odometry) -> None:
         self.odom_count += 1
         s = from_odometry(msg)
-        if not (np.all(np.isfinite(s.position_ned_m)) and np.all(np.isfinite(s.nu_frd))):
+        if not is_finite(s):
             self.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
             return
-        h = s.t_s - self.state.t_s if self.state is not None else 0.0
+        h = step_since(self.state, s)
         self.state = s
         if h <= 0.0:  # first message, or a stamp that did not advance: no step
             return

@@ -50,3 +50,13 @@ def from_odometry(msg) -> NedState:
     lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
     t_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
     return ned_state(t_s, [p.x, p.y, p.z], [o.x, o.y, o.z, o.w], [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
+
+
+def is_finite(state: NedState) -> bool:
+    """True if the position and body velocity of a state are finite (a controller must not step on NaN)."""
+    return bool(np.all(np.isfinite(state.position_ned_m)) and np.all(np.isfinite(state.nu_frd)))
+
+
+def step_since(previous: NedState | None, state: NedState) -> float:
+    """Sim time from the previous state to this one, s (0 for the first state: no controller step)."""
+    return state.t_s - previous.t_s if previous is not None else 0.0

@@ -26,7 +26,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
-from lotusim_autonomy.odometry import NedState, from_odometry
+from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.surface import SurfaceController, SurfaceGains
 from lotusim_core import frames
@@ -150,10 +150,10 @@ class WaypointFollower(Node):
     def _on_odom(self, msg: Odometry) -> None:
         self.odom_count += 1
         s = from_odometry(msg)
-        if not (np.all(np.isfinite(s.position_ned_m)) and np.all(np.isfinite(s.nu_frd))):
+        if not is_finite(s):
             self.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
             return
-        h = s.t_s - self.state.t_s if self.state is not None else 0.0
+        h = step_since(self.state, s)
         self.state = s
         if h <= 0.0:  # first message, or a stamp that did not advance (e.g. after a restore): no step
             return
