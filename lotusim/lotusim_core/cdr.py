@@ -18,6 +18,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from rclpy.serialization import serialize_message
 
 _FORMATS = {
@@ -158,8 +159,6 @@ class RawArrays:
     def __init__(
         self, msg: Any, arrays: Sequence[str], scalars: Sequence[str] = (), byte_arrays: Sequence[str] = ()
     ) -> None:
-        import numpy as np
-
         self._scalars = RawMessage(msg, list(scalars)) if scalars else None
         template = self._scalars._template if self._scalars else serialize_message(msg)
         if not template[1] & 1:
@@ -231,8 +230,6 @@ class RawBatch:
     def layout(self, keys: Sequence[Any], make_message: Callable[[Any], Any]) -> None:
         """Lay out one row per key (hashable, e.g. a vessel name), in order; `make_message(key)` builds the
         message of a key not seen before (serializations are cached: a changed fleet costs only its new rows)."""
-        import numpy as np
-
         starts, ends, f8_index, int_index = [], [], [], []
         chunks, position = [], 0
         for key in keys:
@@ -258,7 +255,6 @@ class RawBatch:
         self._u4 = self._buffer.view("<u4")
         self._f8_index = np.array(f8_index, dtype=np.int64).reshape(len(starts), len(self.double_fields))
         self._int_index = np.array(int_index, dtype=np.int64).reshape(len(starts), len(self.int_fields))
-        self._np = np
         self._starts, self._ends = starts, ends
         self.rows = len(starts)
 
@@ -272,7 +268,7 @@ class RawBatch:
         self._f8[self._f8_index[rows]] = doubles
         if len(ints) and self.rows:
             # one assignment for every int field: the two's-complement bits of an int32 are its uint32 bits
-            self._u4[self._int_index[rows]] = self._np.asarray(ints, dtype=self._np.int64).astype(self._np.uint32)
+            self._u4[self._int_index[rows]] = np.asarray(ints, dtype=np.int64).astype(np.uint32)
 
     def message(self, row: int) -> bytes:
         """The serialized message of a row."""
