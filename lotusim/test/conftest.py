@@ -16,9 +16,11 @@ import pytest
 _DOMAIN_LOCK = None
 
 
-def _claim_free_domain() -> tuple[int, object]:
-    """The first ROS domain id in 1..100 whose lock file nobody holds, and the held lock (keep it open)."""
-    for domain in range(1, 101):
+def _claim_free_domain(after: int = 0) -> tuple[int, object]:
+    """The first ROS domain id in 1..100 (from after + 1 on, wrapping) whose lock file nobody holds, and the
+    held lock (keep it open)."""
+    for k in range(100):
+        domain = (after + k) % 100 + 1
         path = os.path.join(tempfile.gettempdir(), f"lotusim-ros-domain-{domain}.lock")
         handle = open(path, "w")  # noqa: SIM115 - held open for the life of the process
         try:
@@ -45,16 +47,30 @@ os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 os.environ.setdefault("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
 
 
+_LAST_TEST_DOMAIN = [int(os.environ["ROS_DOMAIN_ID"])]
+
+
 @pytest.fixture
 def ros_context():
-    """A fresh rclpy context for one test, shut down afterwards (executors first, then nodes)."""
+    """A fresh rclpy context for one test, on a ROS domain of its own, shut down and destroyed afterwards.
+
+    Its own domain (the next free one, in turn): the DDS participants of earlier tests of this process can
+    linger in discovery for a while, and a service or action client that sees a stale server next to the
+    live one can wait for it (seen as a fleet_command server never ready in 45 s, 1 test in ~500). Destroyed,
+    not only shut down: shutdown leaves the participant alive until the garbage collector finalizes it."""
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
+    domain, lock = _claim_free_domain(after=_LAST_TEST_DOMAIN[0])
+    _LAST_TEST_DOMAIN[0] = domain
     context = rclpy.Context()
-    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
-    yield context
-    context.try_shutdown()
+    rclpy.init(context=context, domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        yield context
+    finally:
+        context.try_shutdown()
+        context.destroy()
+        lock.close()
 
 
 @pytest.fixture
