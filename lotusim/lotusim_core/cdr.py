@@ -165,6 +165,7 @@ class RawArrays:
             raise ValueError("RawArrays needs little-endian CDR")
         self._buffer = bytearray(template)
         self.views: dict[str, np.ndarray] = {}
+        self._offsets: dict[str, int] = {}  # byte offset of each double array
         for k, path in enumerate(arrays):
             original = list(_get(msg, path))
             n = len(original)
@@ -178,6 +179,7 @@ class RawArrays:
             if offset < 0:
                 raise ValueError(f"cannot locate {path!r} in the serialized {type(msg).__name__}")
             self.views[path] = np.frombuffer(self._buffer, dtype="<f8", count=n, offset=offset)
+            self._offsets[path] = offset
         for path in byte_arrays:
             original = bytes(_get(msg, path))
             n = len(original)
@@ -192,8 +194,21 @@ class RawArrays:
                 raise ValueError(f"cannot locate {path!r} in the serialized {type(msg).__name__}")
             self.views[path] = np.frombuffer(self._buffer, dtype=np.uint8, count=n, offset=offset)
 
+    def doubles(self) -> np.ndarray:
+        """The whole buffer as float64, aligned with the double arrays (CDR aligns every float64 alike)."""
+        bases = {offset % 8 for offset in self._offsets.values()}
+        if len(bases) > 1:
+            raise ValueError("RawArrays.doubles: the double arrays are not aligned alike")
+        base = bases.pop() if bases else 0
+        return np.frombuffer(self._buffer, dtype="<f8", count=(len(self._buffer) - base) // 8, offset=base)
+
+    def double_index(self, path: str) -> np.ndarray:
+        """The positions in doubles() of the elements of array `path`, in order (int64)."""
+        offset = self._offsets[path]
+        return offset // 8 + np.arange(self.views[path].size, dtype=np.int64)
+
     def pack(self, scalars: Sequence[Any] = ()) -> bytes:
-        """The bytes with the scalars set (the arrays are whatever was written into `views`)."""
+        """The bytes with the scalars set (the arrays are whatever was written into `views` or doubles())."""
         if self._scalars is not None:
             for packer, offset, first, count in self._scalars._runs:
                 packer.pack_into(self._buffer, offset, *scalars[first : first + count])
@@ -254,6 +269,7 @@ class RawBatch:
         self._f8 = self._buffer.view("<f8")
         self._u4 = self._buffer.view("<u4")
         self._f8_index = np.array(f8_index, dtype=np.int64).reshape(len(starts), len(self.double_fields))
+        self.doubles, self.double_index = self._f8, self._f8_index  # doubles[double_index[row, k]]: field k
         self._int_index = np.array(int_index, dtype=np.int64).reshape(len(starts), len(self.int_fields))
         self._starts, self._ends = starts, ends
         self.rows = len(starts)
@@ -269,6 +285,14 @@ class RawBatch:
         if len(ints) and self.rows:
             # one assignment for every int field: the two's-complement bits of an int32 are its uint32 bits
             self._u4[self._int_index[rows]] = np.asarray(ints, dtype=np.int64).astype(np.uint32)
+
+    def int_positions(self, rows: Any) -> np.ndarray:
+        """(len(int_fields), len(rows)) positions of the int fields of `rows`, for write_ints (cache it)."""
+        return np.ascontiguousarray(self._int_index[rows].T)
+
+    def write_ints(self, positions: np.ndarray, ints: Sequence[int]) -> None:
+        """Set the int fields at `positions` (from int_positions) to `ints`, one value per field."""
+        self._u4[positions] = np.asarray(ints, dtype=np.int64).astype(np.uint32)[:, None]
 
     def message(self, row: int) -> bytes:
         """The serialized message of a row."""

@@ -85,7 +85,8 @@ def measure(
     from lotusim_interfaces.action import FleetCommand
     from lotusim_interfaces.msg import FleetCommandItem, FleetState, SimStats, VesselDescription
 
-    every = 1 if mode in ("realtime", "scaled") else max(1, round(0.1 / step_s))
+    # realtime: the fleet state after every step; fast: at 10 Hz of sim time (both: odometry at 10 Hz)
+    state_rate_hz = 0.0 if mode in ("realtime", "scaled") else 10.0
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     worker = _start(
         [
@@ -96,7 +97,9 @@ def measure(
             "-p",
             f"step_s:={step_s}",
             "-p",
-            f"fleet_state_every:={every}",
+            "fleet_state_every:=1",
+            "-p",
+            f"fleet_state_rate_hz:={state_rate_hz}",
             "-p",
             "odom_rate_hz:=10.0",
             "-p",

@@ -211,25 +211,49 @@ _NED_FRD_TO_ENU_FLU = np.stack(
 
 
 @njit(cache=True)
-def _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd, nu, nu_dot, m, out):  # pragma: no cover
+def _enu_flu_row(pos_ned, q_ned_frd, nu, nu_dot, m, i, out):  # pragma: no cover
+    """The 19 packed ENU / FLU numbers of row i (see state_ned_frd_to_enu_flu_packed) into out[0:19]."""
     sign6 = (1.0, -1.0, -1.0, 1.0, -1.0, -1.0)
+    out[0] = pos_ned[i, 1]
+    out[1] = pos_ned[i, 0]
+    out[2] = -pos_ned[i, 2]
+    q0 = q1 = q2 = q3 = 0.0
+    for j in range(4):
+        q0 += m[0, j] * q_ned_frd[i, j]
+        q1 += m[1, j] * q_ned_frd[i, j]
+        q2 += m[2, j] * q_ned_frd[i, j]
+        q3 += m[3, j] * q_ned_frd[i, j]
+    scale = (-1.0 if q0 < 0.0 else 1.0) / math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    out[3] = q1 * scale  # x y z w
+    out[4] = q2 * scale
+    out[5] = q3 * scale
+    out[6] = q0 * scale
+    for k in range(6):
+        out[7 + k] = nu[i, k] * sign6[k]
+        out[13 + k] = nu_dot[i, k] * sign6[k]
+
+
+@njit(cache=True)
+def _state_ned_frd_to_enu_flu(pos_ned, q_ned_frd, nu, nu_dot, m, out):  # pragma: no cover
     for i in range(pos_ned.shape[0]):
-        out[i, 0] = pos_ned[i, 1]
-        out[i, 1] = pos_ned[i, 0]
-        out[i, 2] = -pos_ned[i, 2]
-        q = np.zeros(4)
-        for k in range(4):
-            for j in range(4):
-                q[k] += m[k, j] * q_ned_frd[i, j]
-        norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-        scale = (-1.0 if q[0] < 0.0 else 1.0) / norm
-        out[i, 3] = q[1] * scale  # x y z w
-        out[i, 4] = q[2] * scale
-        out[i, 5] = q[3] * scale
-        out[i, 6] = q[0] * scale
-        for k in range(6):
-            out[i, 7 + k] = nu[i, k] * sign6[k]
-            out[i, 13 + k] = nu_dot[i, k] * sign6[k]
+        _enu_flu_row(pos_ned, q_ned_frd, nu, nu_dot, m, i, out[i])
+
+
+@njit(cache=True)
+def _scatter_enu_flu(pos_ned, q_ned_frd, nu, nu_dot, m, rows, dst, index):  # pragma: no cover
+    row = np.empty(19)
+    for i in rows:
+        _enu_flu_row(pos_ned, q_ned_frd, nu, nu_dot, m, i, row)
+        for c in range(index.shape[1]):
+            dst[index[i, c]] = row[c]
+
+
+def scatter_state_ned_frd_to_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd, rows, dst, index) -> None:
+    """Write the packed ENU / FLU state of `rows` (the columns of state_ned_frd_to_enu_flu_packed) straight
+    into a flat float64 array: dst[index[i, c]] = column c of row i, for c < index.shape[1] (e.g. 13: pose and
+    twist only). Used to fill serialized messages in place (lotusim_core.cdr) in one compiled pass.
+    rows: int64 row numbers; index: (N, C <= 19) int64 positions in dst."""
+    _scatter_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd, _NED_FRD_TO_ENU_FLU, rows, dst, index)
 
 
 def state_ned_frd_to_enu_flu_packed(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd) -> np.ndarray:

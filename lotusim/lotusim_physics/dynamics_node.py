@@ -3,9 +3,12 @@
 A worker owns a set of vessels (added and removed by the MAS server through /lotusim/<worker>/command), steps
 them at a fixed step, and publishes (docs/interfaces.md):
 - /clock (rosgraph_msgs/Clock) every step, when it is the clock master (parameter `clock_master`);
-- /lotusim/fleet_state (lotusim_interfaces/FleetState) every `fleet_state_every` steps;
+- /lotusim/fleet_state (lotusim_interfaces/FleetState) every `fleet_state_every` steps, or at
+  `fleet_state_rate_hz` of sim time when that is set (> 0);
 - /<vessel>/odom (nav_msgs/Odometry, ground truth, frame `map` ENU, child `<vessel>/base_link` FLU) at
-  `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load);
+  `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load).
+A rate of sim time is kept exactly on average: the output follows the first step at or after each multiple of
+its period (lotusim_physics.output_schedule; 0.03 s steps at 10 Hz: intervals of 0.12, 0.09, 0.09 s);
 - /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time;
 and subscribes per vessel to `/<vessel>/thrusters/<thruster>/cmd`, `/<vessel>/fins/<fin>/cmd`
 (std_msgs/Float64; actuator names from the vehicle file) and `/<vessel>/cmd_wrench` (geometry_msgs/Wrench,
@@ -47,10 +50,12 @@ from lotusim_interfaces.msg import EnvironmentConfig, FleetState, ItemResult, Si
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
 from lotusim_physics.fleet import Fleet
+from lotusim_physics.output_schedule import SimTimeRate
 
 MODES = ("realtime", "scaled", "fast", "lockstep")
 # FleetState arrays and their columns per vessel
 FLEET_STATE_ARRAYS = {"position": 3, "orientation": 4, "twist": 6, "accel": 6, "environment": 6}
+STATE_ENU_ARRAYS = ("position", "orientation", "twist", "accel")  # the columns of Fleet.state_enu_packed
 # the numbers of nav_msgs/Odometry that change from one publication to the next: pose and twist, then the stamp
 ODOM_DOUBLES = [
     "pose.pose.position.x", "pose.pose.position.y", "pose.pose.position.z",
@@ -70,6 +75,18 @@ ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
 FAST_PERIOD_S = 0.02
 FAST_GAP_S = 0.0005
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
+
+
+@dataclass
+class StateOutput:
+    """The serialized FleetState of one fleet layout: its writer, the buffer as float64, where each vessel's
+    19 state numbers go in it, the rows to write, and the version of the environment / status written."""
+
+    writer: RawArrays
+    doubles: np.ndarray
+    index: np.ndarray
+    rows: np.ndarray
+    extras_version: int = -1
 
 
 def stamp_from_ns(t_ns: int) -> Time:
@@ -103,6 +120,7 @@ class DynamicsWorker(Node):
         self.rtf_target = float(self.declare_parameter("real_time_factor", 1.0).value)
         self.clock_master = bool(self.declare_parameter("clock_master", True).value)
         self.fleet_state_every = max(1, int(self.declare_parameter("fleet_state_every", 1).value))
+        self.fleet_state_rate_hz = float(self.declare_parameter("fleet_state_rate_hz", 0.0).value)
         self.odom_rate_hz = float(self.declare_parameter("odom_rate_hz", 10.0).value)
         self.stats_rate_hz = float(self.declare_parameter("stats_rate_hz", 1.0).value)
         integrator = self.declare_parameter("integrator", "rk4").value
@@ -115,14 +133,26 @@ class DynamicsWorker(Node):
             raise ValueError(f"parameter mode: expected one of {MODES}, got {self.mode!r}")
         if not (self.step_s > 0 and math.isfinite(self.step_s)):
             raise ValueError(f"parameter step_s: expected a positive step in seconds, got {self.step_s}")
+        for name in ("fleet_state_rate_hz", "odom_rate_hz"):
+            rate = getattr(self, name)
+            if not (rate >= 0 and math.isfinite(rate)):
+                raise ValueError(f"parameter {name}: expected a rate >= 0 Hz (0: off / default), got {rate}")
         if self.mode == "realtime":
             self.rtf_target = 1.0
 
-        # steps between two odometry messages of one vessel (0: odometry off), environment sampling period
-        self._odom_period = max(1, round(1.0 / (self.odom_rate_hz * self.step_s))) if self.odom_rate_hz > 0 else 0
-        self._env_period_ns = max(1, round(self.environment_period_s * 1e9))
         self.fleet = Fleet(self.step_s, integrator=integrator, substeps=substeps, water_density_kgm3=water_density)
         self.step_ns = int(round(self.step_s * 1e9))
+        # when the fleet state and each vessel's odometry are due (odometry: row i in group i % groups)
+        self._state_schedule = (
+            SimTimeRate.from_rate_hz(self.step_ns, self.fleet_state_rate_hz)
+            if self.fleet_state_rate_hz > 0
+            else SimTimeRate(self.step_ns, self.fleet_state_every * self.step_ns)
+        )
+        self._odom_schedule = SimTimeRate.from_rate_hz(self.step_ns, self.odom_rate_hz) if self.odom_rate_hz else None
+        for what, schedule in (("fleet_state_rate_hz", self._state_schedule), ("odom_rate_hz", self._odom_schedule)):
+            if schedule is not None and schedule.period_ns < self.step_ns:
+                self.get_logger().warning(f"{what}: faster than the physics step; published after every step")
+        self._env_period_ns = max(1, round(self.environment_period_s * 1e9))
         self.iteration = 0
         self.vessels: dict[str, VesselEntry] = {}
         self.environment: Environment = build_environment(None)
@@ -130,15 +160,12 @@ class DynamicsWorker(Node):
         self._env_cache: dict[str, np.ndarray] = {}
         self._env_next_ns = 0  # sim time of the next environment sample, ns
         self._clock_raw = RawMessage(Clock(), ["clock.sec", "clock.nanosec"])
-        self._state_writer: RawArrays | None = None
+        self._state_out: StateOutput | None = None  # the serialized FleetState of the current fleet
+        self._extras_version = 0  # bumped when the environment or a status changes (FleetState extras)
         self._pending_endpoints: dict[str, None] = {}  # vessels whose topics are still to be created (ordered)
         self._odom = RawBatch(ODOM_DOUBLES, ODOM_INTS)  # one row per vessel of the fleet, in fleet order
         self._odom_sends: list | None = None  # per fleet row: its odom raw publish function (None: no topic yet)
-        self._odom_rows: list[tuple[np.ndarray, list[int]]] = []  # per phase of the odometry period: due rows
-        # FleetState arrays and their columns in Fleet.state_enu_packed()
-        self._state_columns = [
-            ("position", slice(0, 3)), ("orientation", slice(3, 7)), ("twist", slice(7, 13)), ("accel", slice(13, 19))
-        ]  # fmt: skip
+        self._odom_rows: dict[tuple[int, ...], tuple[np.ndarray, list[int]]] = {}  # due groups -> their rows
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
         self._clock_send = raw_publish(self._clock_pub) if self._clock_pub is not None else None
@@ -223,11 +250,10 @@ class DynamicsWorker(Node):
         it, n = self.iteration, len(self.fleet.names)
         k = MAX_CHUNK_STEPS
         if n:
-            k = min(k, self.fleet_state_every - it % self.fleet_state_every)
-            period = self._odom_period
-            if period:
-                phase = (it + 1) % period  # odometry of rows phase, phase + period, ... after the next step
-                k = min(k, 1 if phase < n else 1 + period - phase)
+            k = min(k, self._state_schedule.steps_to_next(it))
+            odom = self._odom_schedule
+            if odom is not None:  # with a vessel in every group, some odometry is due after every step
+                k = 1 if n >= odom.groups else min(k, *(odom.steps_to_next(it, g) for g in range(n)))
             if self.environment_yaml:
                 t_ns = self.sim_time_ns
                 if t_ns < self._env_next_ns:
@@ -250,6 +276,7 @@ class DynamicsWorker(Node):
         self.iteration += k
         for fault in faults:
             self.get_logger().error(f"vessel frozen: {fault}")
+            self._extras_version += 1
         if self._clock_send is not None:
             send, pack, step_ns = self._clock_send, self._clock_raw.pack, self.step_ns
             for it in range(it0 + 1, it0 + k + 1):
@@ -286,6 +313,7 @@ class DynamicsWorker(Node):
             "current": frames.enu_to_ned(env.current.velocity_enu(t_s, positions_enu)),
             "wind": frames.enu_to_ned(env.wind.velocity_enu(t_s, positions_enu)),
         }
+        self._extras_version += 1
 
     def _held_current(self, _t_s: float, _positions_ned: np.ndarray) -> np.ndarray:
         return self._env_cache["current"]
@@ -296,7 +324,7 @@ class DynamicsWorker(Node):
     def _fleet_changed(self) -> None:
         self._env_cache = {}
         self._odom_sends = None  # re-laid out at the next odometry
-        self._state_writer = None  # likewise the fleet state
+        self._state_out = None  # likewise the fleet state
 
     # --- publishing ---------------------------------------------------------------------------------------
     def _publish_outputs(self) -> None:
@@ -305,21 +333,20 @@ class DynamicsWorker(Node):
         if not n:
             return
         it = self.iteration
-        publish_state = it % self.fleet_state_every == 0
-        period = self._odom_period
-        odom_due = period and (it % period) < n
-        if not (publish_state or odom_due):
+        publish_state = self._state_schedule.due(it)
+        odom = self._odom_schedule
+        groups = tuple(g for g in odom.groups_due(it) if g < n) if odom is not None else ()
+        if not (publish_state or groups):
             return
         stamp = divmod(self.sim_time_ns, 1_000_000_000)
-        state = self.fleet.state_enu_packed()  # (N, 19): pos, quaternion xyzw, twist, accel (ENU / FLU)
         if publish_state:
-            self._publish_fleet_state(stamp, state)
-        if odom_due:
-            self._publish_odom(stamp, period, state)
+            self._publish_fleet_state(stamp)
+        if groups:
+            self._publish_odom(stamp, groups)
 
-    def _fleet_state_writer(self) -> RawArrays:
+    def _fleet_state_output(self) -> StateOutput:
         """The serialized FleetState of the current fleet (names fixed), rebuilt when the fleet changes."""
-        if self._state_writer is None:
+        if self._state_out is None:
             names = list(self.fleet.names)
             n = len(names)
             msg = FleetState(worker=self.worker, names=names)
@@ -332,35 +359,49 @@ class DynamicsWorker(Node):
             )
             for field_name, width in FLEET_STATE_ARRAYS.items():  # (N, width) views of the flat arrays
                 writer.views[field_name] = writer.views[field_name].reshape(n, width)
-            self._state_writer = writer
-        return self._state_writer
+            # per vessel, the 19 numbers of Fleet.state_enu_packed: position, orientation, twist, accel
+            index = np.hstack([writer.double_index(f).reshape(n, FLEET_STATE_ARRAYS[f]) for f in STATE_ENU_ARRAYS])
+            self._state_out = StateOutput(writer, writer.doubles(), index, np.arange(n, dtype=np.int64))
+        return self._state_out
 
-    def _publish_fleet_state(self, stamp: tuple[int, int], state: np.ndarray) -> None:
-        """One FleetState for the whole fleet: the NumPy arrays are written straight into the serialized
-        message (lotusim_core.cdr.RawArrays), no per-vessel Python work. `state`: Fleet.state_enu_packed()."""
-        writer = self._fleet_state_writer()
-        views = writer.views
-        n = len(state)
-        for name, columns in self._state_columns:
-            views[name][:] = state[:, columns]
-        env = views["environment"]
+    def _publish_fleet_state(self, stamp: tuple[int, int]) -> None:
+        """One FleetState for the whole fleet: the state is written straight into the serialized message by one
+        compiled pass (Fleet.scatter_state_enu), no per-vessel Python work; environment and status are
+        rewritten only when they changed."""
+        out = self._fleet_state_output()
+        self.fleet.scatter_state_enu(out.rows, out.doubles, out.index)
+        if out.extras_version != self._extras_version:
+            self._write_state_extras(out.writer.views)
+            out.extras_version = self._extras_version
+        self._state_send(out.writer.pack((*stamp, self.iteration)))
+
+    def _write_state_extras(self, views: dict[str, np.ndarray]) -> None:
+        """The held environment at each vessel (current, wind; ENU, m/s) and the vessels' status."""
+        env, n = views["environment"], len(self.fleet.names)
         if self._env_cache and len(self._env_cache["current"]) == n:
             env[:, :3] = frames.ned_to_enu(self._env_cache["current"])
             env[:, 3:] = frames.ned_to_enu(self._env_cache["wind"])
-        elif self.environment_yaml:
+        else:
             env[:] = 0.0
         views["status"][:] = self.fleet.frozen
-        self._state_send(writer.pack((*stamp, self.iteration)))
 
-    def _publish_odom(self, stamp: tuple[int, int], period: int, state: np.ndarray) -> None:
-        """Publish the odometry of the vessels whose turn it is (row i at steps where i % period == phase):
-        the numbers of all of them written into their serialized messages at once (lotusim_core.cdr.RawBatch),
-        then one publish call each."""
+    def _publish_odom(self, stamp: tuple[int, int], groups: tuple[int, ...]) -> None:
+        """Publish the odometry of the vessels whose turn it is (rows i with i % odometry groups in `groups`):
+        pose and twist of all of them written into their serialized messages by one compiled pass
+        (Fleet.scatter_state_enu into lotusim_core.cdr.RawBatch), the stamps by one assignment, then one publish
+        call each."""
+        batch = self._odom
         if self._odom_sends is None:
             self._layout_odometry()
-        rows, row_list = self._odom_rows[self.iteration % period]
-        self._odom.write(rows, state[rows, :13], stamp)
-        sends, message = self._odom_sends, self._odom.message
+        due = self._odom_rows.get(groups)
+        if due is None:
+            n, period = len(self.fleet.names), self._odom_schedule.groups
+            rows = np.concatenate([np.arange(g, n, period) for g in groups])
+            due = self._odom_rows[groups] = (rows, rows.tolist(), batch.int_positions(rows))
+        rows, row_list, stamp_positions = due
+        self.fleet.scatter_state_enu(rows, batch.doubles, batch.double_index)
+        batch.write_ints(stamp_positions, stamp)
+        sends, message = self._odom_sends, batch.message
         for i in row_list:
             send = sends[i]
             if send is not None:
@@ -371,9 +412,7 @@ class DynamicsWorker(Node):
         names = self.fleet.names
         self._odom.layout(names, self._odom_message)
         self._odom_sends = [self.vessels[name].odom_send for name in names]
-        period = max(1, self._odom_period)
-        phases = [np.arange(phase, len(names), period) for phase in range(period)]
-        self._odom_rows = [(rows, rows.tolist()) for rows in phases]  # the rows due at each phase of the period
+        self._odom_rows = {}  # the rows due for each set of due groups, filled as they come
 
     @staticmethod
     def _odom_message(name: str) -> Odometry:

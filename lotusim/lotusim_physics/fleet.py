@@ -289,6 +289,15 @@ class Fleet:
         7:13, accel_flu 13:19 (a fresh array; what the dynamics node writes into its messages)."""
         return frames.state_ned_frd_to_enu_flu_packed(self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
 
+    def scatter_state_enu(self, rows: np.ndarray, dst: np.ndarray, index: np.ndarray) -> None:
+        """Write the state_enu_packed columns of `rows` straight into a flat float64 array (a serialized
+        message): dst[index[i, c]] = column c of row i, c < index.shape[1]. rows: int64; index: (N, C) int64."""
+        xs, n = self._xs, self._n
+        frames.scatter_state_ned_frd_to_enu_flu(
+            xs[:n, L.X_POS : L.X_POS + 3], xs[:n, L.X_Q : L.X_Q + 4], xs[:n, L.X_NU : L.X_NU + 6],
+            xs[:n, L.X_NUDOT : L.X_NUDOT + 6], rows, dst, index,
+        )  # fmt: skip
+
     # --- vessel management -----------------------------------------------------------------------------------
     def add(self, name: str, spec: VehicleSpec, position_ned_m, q_ned_frd_wxyz, nu_frd=None) -> None:
         """Add vessel `name` of model `spec` at rest (or with body velocity nu_frd). ValueError on a duplicate

@@ -10,6 +10,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
+from geometry_msgs.msg import Vector3, Wrench  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
@@ -161,11 +162,22 @@ def test_lockstep_advances_exactly_n_dt_and_is_reproducible(ros_context):
     assert np.array_equal(runs[0], runs[1]), "same commands, same seed: fleet states must be identical"
 
 
-def test_publication_rates_in_sim_time_with_batched_steps(ros_context):
-    """Step 0.03 s, fleet state every 3 steps, odometry at 10 Hz (every 3 steps, vessel rows staggered): 90
-    steps in one request give 90 clocks, 30 fleet states and 30 odometry messages per vessel, stamped at the
-    steps where they are due, with the pose of that step."""
-    sim = Sim(ros_context, mode="lockstep", step_s=0.03, fleet_state_every=3, odom_rate_hz=10.0)
+RATE_CASES = {
+    # 0.025 s steps, fleet state every 4 steps, odometry at 10 Hz = every 4 steps: constant intervals, 120 steps
+    "whole-steps": (0.025, {"fleet_state_every": 4}, 120, [100 * k for k in range(1, 31)]),
+    # 0.03 s steps, fleet state and odometry at 10 Hz: after the first step at or after each 100 ms (intervals
+    # of 120, 90, 90 ms), 27 messages in 2.7 s of sim time: 10 Hz exactly, 90 steps
+    "exact-rate": (0.03, {"fleet_state_rate_hz": 10.0}, 90, [30 * -(-100 * k // 30) for k in range(1, 28)]),
+}
+
+
+@pytest.mark.parametrize("case", RATE_CASES)
+def test_publication_rates_in_sim_time_with_batched_steps(ros_context, case):
+    """N steps in one request give N clocks, the fleet states and one odometry message per vessel at the rates
+    asked, stamped at the steps where they are due (vessel rows staggered: row 1 one step after row 0), with
+    the pose of that step."""
+    step_s, params, n_steps, expected_ms = RATE_CASES[case]
+    sim = Sim(ros_context, mode="lockstep", step_s=step_s, odom_rate_hz=10.0, **params)
     try:
         clocks, states, odom = [], [], {"a": [], "b": []}
         sim.client.create_subscription(Clock, "/clock", clocks.append, 1000)
@@ -178,19 +190,23 @@ def test_publication_rates_in_sim_time_with_batched_steps(ros_context):
         writers = [sim.worker._clock_pub, sim.worker._state_pub] + [sim.worker.vessels[n].odom_pub for n in odom]
         spin_until(sim.executor, lambda: all(w.get_subscription_count() > 0 for w in writers), 30.0, "matching")
         sim.spin_for(0.2)
-        assert sim.step(90).success
-        spin_until(sim.executor, lambda: len(clocks) >= 90 and len(states) >= 30, 10.0, "clocks and states")
-        spin_until(sim.executor, lambda: min(len(v) for v in odom.values()) >= 30, 10.0, "odometry")
+        assert sim.step(n_steps).success
+        count = len(expected_ms)
+        spin_until(sim.executor, lambda: len(clocks) >= n_steps and len(states) >= count, 10.0, "clocks, states")
+        spin_until(sim.executor, lambda: min(len(v) for v in odom.values()) >= count, 10.0, "odometry")
         sim.spin_for(0.3)  # nothing more arrives
         ms = 1_000_000
+        step_ms = round(step_s * 1000)
 
         def stamps_ms(msgs):
             return [(m.header.stamp.sec * 10**9 + m.header.stamp.nanosec) // ms for m in msgs]
 
-        assert [(c.clock.sec * 10**9 + c.clock.nanosec) // ms for c in clocks] == [30 * k for k in range(1, 91)]
-        assert stamps_ms(states) == [90 * k for k in range(1, 31)]
-        assert stamps_ms(odom["a"]) == [90 * k for k in range(1, 31)]  # row 0: iterations 3, 6, ...
-        assert stamps_ms(odom["b"]) == [90 * k - 60 for k in range(1, 31)]  # row 1: iterations 1, 4, ...
+        clock_ms = [(c.clock.sec * 10**9 + c.clock.nanosec) // ms for c in clocks]
+        assert clock_ms == [step_ms * k for k in range(1, n_steps + 1)]
+        assert stamps_ms(states) == expected_ms
+        assert stamps_ms(odom["a"]) == expected_ms  # row 0: with the fleet state
+        # row 1: the schedule of row 0 delayed by one step (due after step 1, then a step after row 0)
+        assert stamps_ms(odom["b"]) == [t + step_ms for t in [0, *expected_ms[:-1]]]
         # the odometry of row 0 is the fleet state of the same step (ENU position)
         for state, msg in zip(states, odom["a"], strict=True):
             p = msg.pose.pose.position
@@ -211,6 +227,57 @@ def test_nan_thruster_command_is_rejected_and_last_valid_kept(sim):
     sim.step(200)
     i = sim.worker.fleet.index("a")
     assert np.all(np.isfinite(sim.worker.fleet.nu)) and sim.worker.fleet.nu[i, 0] > 0.1
+
+
+def test_fleet_state_is_the_fleet_with_its_environment_and_status(sim):
+    """The FleetState message carries, per vessel, the worker's ENU / FLU state of that step (bit for bit), the
+    held current and wind at the vessel (ENU) and the status: 1 once a fault froze the vessel."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+
+    from lotusim_interfaces.msg import EnvironmentConfig
+    from lotusim_physics import layout as L
+
+    states: list[FleetState] = []
+    sim.client.create_subscription(FleetState, "/lotusim/fleet_state", states.append, 100)
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    env_pub = sim.client.create_publisher(EnvironmentConfig, "/lotusim/environment", latched)
+    env_yaml = "current: {model: constant, velocity_enu: [0.2, 0.1, 0.0]}\nwind: {velocity_enu: [3.0, -4.0]}"
+    env_pub.publish(EnvironmentConfig(revision=1, config_yaml=env_yaml))
+    spin_until(sim.executor, lambda: sim.worker.environment_yaml == env_yaml, 10.0, "environment applied")
+    sim.command([create_item("a", "lrauv", (0, 0, -10)), create_item("bad", "lrauv", (20, 0, -10))])
+    thrust = sim.client.create_publisher(Float64, "/a/thrusters/propeller/cmd", 10)
+    wrench = sim.client.create_publisher(Wrench, "/bad/cmd_wrench", 10)
+    spin_until(sim.executor, lambda: thrust.get_subscription_count() and wrench.get_subscription_count(), 10.0, "subs")
+    thrust.publish(Float64(data=30.0))
+    sim.spin_for(0.2)
+
+    def last_state_after(steps: int) -> FleetState:
+        states.clear()
+        sim.step(steps)
+        spin_until(sim.executor, lambda: len(states) >= steps, 10.0, "fleet states")
+        return states[-1]
+
+    def assert_is_the_fleet(msg: FleetState) -> None:
+        fleet = sim.worker.fleet
+        assert list(msg.names) == list(fleet.names) and msg.iteration == sim.worker.iteration
+        for field, expected in zip(("position", "orientation", "twist", "accel"), fleet.state_enu(), strict=True):
+            got = from_float64_array(getattr(msg, field)).reshape(expected.shape)
+            assert np.array_equal(got, expected), field
+
+    msg = last_state_after(22)  # the fault below falls between two environment samples (every 5 steps)
+    assert_is_the_fleet(msg)
+    assert from_float64_array(msg.twist)[0] > 0.0  # under way: a surge speed
+    environment = from_float64_array(msg.environment).reshape(2, 6)
+    np.testing.assert_allclose(environment, [[0.2, 0.1, 0.0, 3.0, -4.0, 0.0]] * 2, atol=1e-12)
+    assert list(msg.status) == [0, 0]
+
+    wrench.publish(Wrench(force=Vector3(x=1e9)))  # finite but absurd: beyond the speed limit, frozen
+    bad = sim.worker.fleet.index("bad")
+    spin_until(sim.executor, lambda: sim.worker.fleet._xs[bad, L.X_WRENCH] == 1e9, 5.0, "wrench applied")
+    msg = last_state_after(5)
+    assert list(sim.worker.fleet.frozen) == [False, True]
+    assert [list(m.status) for m in states] == [[0, 1]] * 5  # from the step of the fault on
+    assert_is_the_fleet(msg)
 
 
 def test_checkpoint_restore_continues_identically(sim, tmp_path):

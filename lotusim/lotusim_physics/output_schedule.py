@@ -1,0 +1,61 @@
+"""When a periodic output of a fixed-step simulation is due: integer arithmetic on sim time in nanoseconds.
+
+An output at a rate of sim time (period T) is due after the first step at or after each multiple of T, that is
+after step m when (m - 1) * dt < j * T <= m * dt for some whole j: what a ROS timer on sim time does when /clock
+advances one step at a time. When T is a whole number of steps the interval is constant; otherwise it alternates
+between the two neighbouring whole numbers of steps (0.03 s steps at 10 Hz: 4, 3, 3, 4, 3, 3, ... steps, i.e.
+0.12, 0.09, 0.09 s) and the mean rate is exactly 1 / T, with no drift over any run length.
+
+Outputs may be spread over the steps of a period (e.g. one odometry message per vessel, not all at one step):
+group g is the same schedule delayed by g steps, for g = 0 .. `groups` - 1 where `groups` = ceil(T / dt) is the
+longest interval in steps. Each group keeps the exact mean rate.
+"""
+
+from __future__ import annotations
+
+
+class SimTimeRate:
+    """The steps after which an output of period `period_ns` is due, for steps of `step_ns` (both > 0).
+
+    Iterations count steps from sim time 0: after step m, sim time is m * step_ns."""
+
+    def __init__(self, step_ns: int, period_ns: int) -> None:
+        if step_ns <= 0 or period_ns <= 0:
+            raise ValueError(f"step and period must be positive (ns), got {step_ns} and {period_ns}")
+        self.step_ns = int(step_ns)
+        self.period_ns = int(period_ns)
+        self.groups = -(-self.period_ns // self.step_ns)  # ceil(T / dt): the longest interval, in steps
+
+    @classmethod
+    def from_rate_hz(cls, step_ns: int, rate_hz: float) -> SimTimeRate:
+        """The schedule of `rate_hz` per second of sim time (period rounded to the nanosecond)."""
+        if not rate_hz > 0:
+            raise ValueError(f"rate must be positive, got {rate_hz} Hz")
+        return cls(step_ns, max(1, round(1e9 / rate_hz)))
+
+    def due(self, iteration: int, group: int = 0) -> bool:
+        """Whether the output of `group` is due after step `iteration` (a multiple of T was reached)."""
+        m = iteration - group
+        return (m * self.step_ns) // self.period_ns != ((m - 1) * self.step_ns) // self.period_ns
+
+    def steps_to_next(self, iteration: int, group: int = 0) -> int:
+        """k >= 1 such that the output of `group` is next due after step `iteration` + k."""
+        m = iteration - group
+        j = (m * self.step_ns) // self.period_ns + 1  # the first multiple of T after sim time m * dt
+        return -(-(j * self.period_ns) // self.step_ns) - m  # the step that reaches it, minus m
+
+    def groups_due(self, iteration: int) -> list[int]:
+        """The groups (0 .. groups - 1) due after step `iteration`, in increasing order (one or two).
+
+        Group g is due when step iteration - g reached a multiple of T: the steps that reached the last
+        multiples of T are walked back until they are `groups` steps old."""
+        due: list[int] = []
+        m = iteration
+        while True:
+            j = (m * self.step_ns) // self.period_ns  # the last multiple of T reached by step m
+            m = -(-(j * self.period_ns) // self.step_ns)  # the step that reached it
+            g = iteration - m
+            if g >= self.groups:
+                return due
+            due.append(g)
+            m -= 1
