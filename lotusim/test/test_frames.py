@@ -95,3 +95,23 @@ def test_compiled_fleet_conversion_equals_the_reference_functions():
     np.testing.assert_array_equal(out[3], frames.twist_frd_to_flu(nu_dot))
     empty = frames.state_ned_frd_to_enu_flu(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 6)), np.zeros((0, 6)))
     assert [a.shape for a in empty] == [(0, 3), (0, 4), (0, 6), (0, 6)]
+
+
+def test_scatter_writes_the_packed_state_of_the_chosen_rows_where_the_index_says():
+    """scatter_state_ned_frd_to_enu_flu (what fills the serialized FleetState / Odometry) writes exactly the
+    columns of the packed conversion, for the rows asked only, at the positions of the index."""
+    rng = np.random.default_rng(5)
+    n = 9
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    block = np.hstack([rng.normal(size=(n, 3)), q, rng.normal(size=(n, 6)), rng.normal(size=(n, 6))])
+    args = (block[:, 0:3], block[:, 3:7], block[:, 7:13], block[:, 13:19])
+    packed = frames.state_ned_frd_to_enu_flu_packed(*args)
+    index = rng.permutation(n * 13).reshape(n, 13)  # 13 columns: pose and twist, as in an Odometry
+    dst = np.full(n * 13 + 4, np.nan)
+    rows = np.array([7, 2, 4], dtype=np.int64)
+    frames.scatter_state_ned_frd_to_enu_flu(*args, rows, dst, index)
+    for i in range(n):
+        expected = packed[i, :13] if i in rows else np.full(13, np.nan)
+        np.testing.assert_array_equal(dst[index[i]], expected)
+    assert np.isnan(dst[n * 13 :]).all()
