@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,14 +56,17 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _start(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+def _start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    """Start `python -m args...` with its output in `log` (a pipe nobody reads would block a chatty node)."""
+    with log.open("w") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", *args], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    text = log.read_text(errors="replace").splitlines()[-lines:] if log.exists() else []
+    return "\n".join(f"  {log.stem}: {line}" for line in text)
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -88,6 +93,8 @@ def measure(
     # realtime: the fleet state after every step; fast: at 10 Hz of sim time (both: odometry at 10 Hz)
     state_rate_hz = 0.0 if mode in ("realtime", "scaled") else 10.0
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    logs = Path(tempfile.mkdtemp(prefix="lotusim-bench-fleet-"))
+    worker_log, mas_log = logs / "dynamics.log", logs / "mas_server.log"
     worker = _start(
         [
             "lotusim_physics.dynamics_node",
@@ -106,8 +113,9 @@ def measure(
             "stats_rate_hz:=2.0",
         ],
         env,
+        worker_log,
     )
-    mas = _start(["lotusim_core.mas_server"], env)
+    mas = _start(["lotusim_core.mas_server"], env, mas_log)
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node("lotusim_bench_fleet", context=context)
@@ -130,7 +138,8 @@ def measure(
             if time.monotonic() > deadline or worker.poll() is not None or mas.poll() is not None:
                 raise RuntimeError(
                     f"bench fleet: {what} did not happen (worker/mas_server running: "
-                    f"{worker.poll() is None}/{mas.poll() is None})"
+                    f"{worker.poll() is None}/{mas.poll() is None}); their last output ({logs}):\n"
+                    f"{_tail(worker_log)}\n{_tail(mas_log)}"
                 )
             executor.spin_once(timeout_sec=0.05)
 
@@ -181,6 +190,7 @@ def measure(
         context.try_shutdown()
         _stop(mas)
         _stop(worker)
+    shutil.rmtree(logs, ignore_errors=True)  # kept when the run failed: the error names the directory
     full = [m for _, m in stats if m.vessel_count == vessels] or [m for _, m in stats]
     first, last = full[0], full[-1]
     rtf = (last.sim_time_s - first.sim_time_s) / max(1e-9, last.wall_time_s - first.wall_time_s)
