@@ -266,10 +266,9 @@ class RawBatch:
             int_index.append([(start + off) // 4 for off in int_offsets])
         chunks.append(bytes(-position % 8))
         self._buffer = np.frombuffer(bytearray(b"".join(chunks)), dtype=np.uint8)
-        self._f8 = self._buffer.view("<f8")
+        self.doubles = self._buffer.view("<f8")  # doubles[double_index[row, k]]: double field k of a row
+        self.double_index = np.array(f8_index, dtype=np.int64).reshape(len(starts), len(self.double_fields))
         self._u4 = self._buffer.view("<u4")
-        self._f8_index = np.array(f8_index, dtype=np.int64).reshape(len(starts), len(self.double_fields))
-        self.doubles, self.double_index = self._f8, self._f8_index  # doubles[double_index[row, k]]: field k
         self._int_index = np.array(int_index, dtype=np.int64).reshape(len(starts), len(self.int_fields))
         self._starts, self._ends = starts, ends
         self.rows = len(starts)
@@ -281,17 +280,17 @@ class RawBatch:
     def write(self, rows: Any, doubles: Any, ints: Sequence[int] = ()) -> None:
         """Set the double fields of `rows` to `doubles` (len(rows) x len(double_fields)) and the int fields of
         the same rows to `ints` (one value per int field, the same for every row, e.g. the stamp)."""
-        self._f8[self._f8_index[rows]] = doubles
+        self.doubles[self.double_index[rows]] = doubles
         if len(ints) and self.rows:
-            # one assignment for every int field: the two's-complement bits of an int32 are its uint32 bits
-            self._u4[self._int_index[rows]] = np.asarray(ints, dtype=np.int64).astype(np.uint32)
+            self.write_ints(self.int_positions(rows), ints)
 
     def int_positions(self, rows: Any) -> np.ndarray:
         """(len(int_fields), len(rows)) positions of the int fields of `rows`, for write_ints (cache it)."""
         return np.ascontiguousarray(self._int_index[rows].T)
 
     def write_ints(self, positions: np.ndarray, ints: Sequence[int]) -> None:
-        """Set the int fields at `positions` (from int_positions) to `ints`, one value per field."""
+        """Set the int fields at `positions` (from int_positions) to `ints`, one value per field (one assignment:
+        the two's-complement bits of an int32 are its uint32 bits)."""
         self._u4[positions] = np.asarray(ints, dtype=np.int64).astype(np.uint32)[:, None]
 
     def message(self, row: int) -> bytes:

@@ -100,12 +100,14 @@ class MasServer(Node):
             return
         waiter = Future()
         self._worker_waiters.append(waiter)
+        await self._await_at_most(waiter, self.worker_wait_s)
+
+    async def _await_at_most(self, future: Future, timeout_s: float) -> None:
+        """Await `future`, resolving it with False after timeout_s of wall time if nothing resolved it before."""
         timer = self.create_timer(
-            self.worker_wait_s,
-            lambda: waiter.done() or waiter.set_result(False),
-            clock=Clock(clock_type=ClockType.STEADY_TIME),
+            timeout_s, lambda: future.done() or future.set_result(False), clock=Clock(clock_type=ClockType.STEADY_TIME)
         )
-        await waiter
+        await future
         self.destroy_timer(timer)
 
     async def _execute(self, goal_handle):
@@ -205,13 +207,7 @@ class MasServer(Node):
         for future in futures.values():
             future.add_done_callback(check)
         check()
-        timer = self.create_timer(
-            timeout_s,
-            lambda: everything.done() or everything.set_result(False),
-            clock=Clock(clock_type=ClockType.STEADY_TIME),
-        )
-        await everything
-        self.destroy_timer(timer)
+        await self._await_at_most(everything, timeout_s)
         return {key: f.result() if f.done() else None for key, f in futures.items()}
 
     def _on_list_models(self, request: ListModels.Request, response: ListModels.Response):

@@ -6,11 +6,11 @@ them at a fixed step, and publishes (docs/interfaces.md):
 - /lotusim/fleet_state (lotusim_interfaces/FleetState) every `fleet_state_every` steps, or at
   `fleet_state_rate_hz` of sim time when that is set (> 0);
 - /<vessel>/odom (nav_msgs/Odometry, ground truth, frame `map` ENU, child `<vessel>/base_link` FLU) at
-  `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load).
+  `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load);
+- /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time.
 A rate of sim time is kept exactly on average: the output follows the first step at or after each multiple of
-its period (lotusim_physics.output_schedule; 0.03 s steps at 10 Hz: intervals of 0.12, 0.09, 0.09 s);
-- /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time;
-and subscribes per vessel to `/<vessel>/thrusters/<thruster>/cmd`, `/<vessel>/fins/<fin>/cmd`
+its period (lotusim_physics.output_schedule; 0.03 s steps at 10 Hz: intervals of 0.12, 0.09, 0.09 s). It
+subscribes per vessel to `/<vessel>/thrusters/<thruster>/cmd`, `/<vessel>/fins/<fin>/cmd`
 (std_msgs/Float64; actuator names from the vehicle file) and `/<vessel>/cmd_wrench` (geometry_msgs/Wrench,
 body FLU). Non-finite commands are rejected and logged; the vessel keeps its last valid command.
 
@@ -55,7 +55,7 @@ from lotusim_physics.output_schedule import SimTimeRate
 MODES = ("realtime", "scaled", "fast", "lockstep")
 # FleetState arrays and their columns per vessel
 FLEET_STATE_ARRAYS = {"position": 3, "orientation": 4, "twist": 6, "accel": 6, "environment": 6}
-STATE_ENU_ARRAYS = ("position", "orientation", "twist", "accel")  # the columns of Fleet.state_enu_packed
+STATE_ENU_ARRAYS = ("position", "orientation", "twist", "accel")  # the columns of Fleet.scatter_state_enu
 # the numbers of nav_msgs/Odometry that change from one publication to the next: pose and twist, then the stamp
 ODOM_DOUBLES = [
     "pose.pose.position.x", "pose.pose.position.y", "pose.pose.position.z",
@@ -165,7 +165,8 @@ class DynamicsWorker(Node):
         self._pending_endpoints: dict[str, None] = {}  # vessels whose topics are still to be created (ordered)
         self._odom = RawBatch(ODOM_DOUBLES, ODOM_INTS)  # one row per vessel of the fleet, in fleet order
         self._odom_sends: list | None = None  # per fleet row: its odom raw publish function (None: no topic yet)
-        self._odom_rows: dict[tuple[int, ...], tuple[np.ndarray, list[int]]] = {}  # due groups -> their rows
+        # due odometry groups -> their rows (array, list) and the positions of their stamps in the batch
+        self._odom_rows: dict[tuple[int, ...], tuple[np.ndarray, list[int], np.ndarray]] = {}
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
         self._clock_send = raw_publish(self._clock_pub) if self._clock_pub is not None else None
@@ -359,7 +360,7 @@ class DynamicsWorker(Node):
             )
             for field_name, width in FLEET_STATE_ARRAYS.items():  # (N, width) views of the flat arrays
                 writer.views[field_name] = writer.views[field_name].reshape(n, width)
-            # per vessel, the 19 numbers of Fleet.state_enu_packed: position, orientation, twist, accel
+            # per vessel, the 19 numbers of Fleet.scatter_state_enu: position, orientation, twist, accel
             index = np.hstack([writer.double_index(f).reshape(n, FLEET_STATE_ARRAYS[f]) for f in STATE_ENU_ARRAYS])
             self._state_out = StateOutput(writer, writer.doubles(), index, np.arange(n, dtype=np.int64))
         return self._state_out

@@ -284,19 +284,12 @@ class Fleet:
         twist_flu = [linear (m/s), angular (rad/s)] in body FLU; accel_flu the last step's nu_dot in FLU."""
         return frames.state_ned_frd_to_enu_flu(self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
 
-    def state_enu_packed(self) -> np.ndarray:
-        """The same state as state_enu as one (N, 19) array: pos_enu 0:3, q_enu_flu (x y z w) 3:7, twist_flu
-        7:13, accel_flu 13:19 (a fresh array; what the dynamics node writes into its messages)."""
-        return frames.state_ned_frd_to_enu_flu_packed(self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
-
     def scatter_state_enu(self, rows: np.ndarray, dst: np.ndarray, index: np.ndarray) -> None:
-        """Write the state_enu_packed columns of `rows` straight into a flat float64 array (a serialized
-        message): dst[index[i, c]] = column c of row i, c < index.shape[1]. rows: int64; index: (N, C) int64."""
-        xs, n = self._xs, self._n
-        frames.scatter_state_ned_frd_to_enu_flu(
-            xs[:n, L.X_POS : L.X_POS + 3], xs[:n, L.X_Q : L.X_Q + 4], xs[:n, L.X_NU : L.X_NU + 6],
-            xs[:n, L.X_NUDOT : L.X_NUDOT + 6], rows, dst, index,
-        )  # fmt: skip
+        """Write the state of `rows` for ROS straight into a flat float64 array (a serialized message):
+        dst[index[i, c]] = column c of row i, c < index.shape[1], columns pos_enu 0:3, q_enu_flu (x y z w) 3:7,
+        twist_flu 7:13, accel_flu 13:19 (state_enu, packed). rows: int64; index: (N, C) int64."""
+        state = (self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
+        frames.scatter_state_ned_frd_to_enu_flu(*state, rows, dst, index)
 
     # --- vessel management -----------------------------------------------------------------------------------
     def add(self, name: str, spec: VehicleSpec, position_ned_m, q_ned_frd_wxyz, nu_frd=None) -> None:

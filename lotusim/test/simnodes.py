@@ -86,9 +86,10 @@ class Sim:
     def wait_for_fleet_command(self, attempts: int = 3, attempt_s: float = 15.0) -> None:
         """Wait until the FleetCommand client has matched the server; renew the client between attempts.
 
-        Seen once in CI under load (1 of 445 tests): a client in the same context as the server never reported
-        the server ready within 30 s, although the MAS server was up. A fresh client (new DDS endpoints) is the
-        cure that works for a lost match; the final error lists what the graph shows, to diagnose it further.
+        Seen in CI (1 test in ~500): the client never reported the server ready, although the MAS server was up.
+        Its graph showed the servers of earlier tests, whose participants were still alive (the cause, cured in
+        conftest.ros_context). A fresh client (new DDS endpoints) remains the guard against a lost match; the
+        final error lists what the graph shows.
         """
         for attempt in range(attempts):
             try:
