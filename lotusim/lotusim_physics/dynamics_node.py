@@ -193,6 +193,7 @@ class DynamicsWorker(Node):
 
         self._wall_start = time.monotonic()
         self._window = {"wall": self._wall_start, "iter": 0, "compute": 0.0, "compute_max": 0.0, "n": 0}
+        self._step_cost_s = 20e-6  # wall time per integrated step with its outputs (measured as we go)
         self._next_wall = self._wall_start
         if self.mode in ("realtime", "scaled") and self.clock_master:
             self._timer = self.create_timer(self.step_s / self.rtf_target, self._on_realtime_tick)
@@ -202,7 +203,8 @@ class DynamicsWorker(Node):
         # a timer for idle times (lockstep), and a check after each batch of steps: a busy fast-mode worker
         # keeps the events executor's queue full and would starve the timer
         self.create_timer(1.0 / self.stats_rate_hz, self._maybe_publish_stats)
-        self.create_timer(0.02, self._create_pending_endpoints)
+        if not (self.mode == "fast" and self.clock_master):  # the fast tick creates them itself, within its period
+            self.create_timer(0.02, self._create_pending_endpoints)
         self.get_logger().info(
             f"worker {self.worker}: mode {self.mode}, step {self.step_s} s, RTF target {self.rtf_target}, "
             f"integrator {integrator}, clock master {self.clock_master}"
@@ -239,11 +241,20 @@ class DynamicsWorker(Node):
         done = 0
         while done < steps:
             k = min(steps - done, self._steps_to_next_output(), MAX_CHUNK_STEPS)
+            if wall_deadline is not None:
+                k = min(k, self._steps_before(wall_deadline, at_least=0 if done else 1))
+                if k == 0:
+                    break
             self._integrate(k)
             done += k
-            if wall_deadline is not None and time.monotonic() >= wall_deadline:
-                break
         return done
+
+    def _steps_before(self, wall_deadline: float, at_least: int) -> int:
+        """How many steps fit before `wall_deadline` (monotonic s) at the measured cost per step (at least
+        `at_least`). A batch must not run past the deadline: with one vessel or none, a thousand steps are a
+        thousand /clock messages, and a fast-mode tick that overran its period delayed the worker's incoming
+        commands by seconds (docs/performance.md)."""
+        return max(at_least, int((wall_deadline - time.monotonic()) / self._step_cost_s))
 
     def _steps_to_next_output(self) -> int:
         """The smallest k >= 1 such that after k steps the fleet state or some odometry is due, or the
@@ -284,6 +295,7 @@ class DynamicsWorker(Node):
                 send(pack(divmod(it * step_ns, 1_000_000_000)))
         self._publish_outputs()
         elapsed = time.perf_counter() - start
+        self._step_cost_s += 0.1 * (elapsed / k - self._step_cost_s)  # moving average, seconds per step
         w = self._window
         w["compute"] += elapsed
         if elapsed / k > w["compute_max"]:
