@@ -15,6 +15,8 @@ so a restarted mas_server rebuilds its registry and loses nothing.
 
 from __future__ import annotations
 
+from collections import deque
+
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
@@ -41,6 +43,9 @@ class MasServer(Node):
             altitude_m=0.0,
         )
         self.batch_size = int(self.declare_parameter("batch_size", 250).value)
+        # batches sent before the first of them is answered (items): they reach a worker before it starts
+        # creating the new vessels' topics, whose discovery traffic delays later requests (docs/performance.md)
+        self.max_in_flight = int(self.declare_parameter("max_in_flight", 1000).value)
         self.registry = FleetRegistry(origin, max_vessels=int(self.declare_parameter("max_vessels", 10_000).value))
         self._group = ReentrantCallbackGroup()
         self._worker_clients: dict[str, dict] = {}
@@ -120,13 +125,24 @@ class MasServer(Node):
             results[index] = result
         feedback = FleetCommand.Feedback(total=total)
         done = len(plan.refused)
-        for batch in plan.batches(self.batch_size):
-            if goal_handle.is_cancel_requested:
-                break
-            await self._send_batch(batch, results)
+        in_flight: deque[tuple[list[PlannedItem], Future | None]] = deque()
+
+        async def finish_oldest() -> None:
+            nonlocal done
+            batch, future = in_flight.popleft()
+            await self._record_batch(batch, future, results)
             done += len(batch)
             feedback.done, feedback.failed = done, sum(1 for r in results if r is not None and not r.ok)
             goal_handle.publish_feedback(feedback)
+
+        for batch in plan.batches(self.batch_size):
+            while in_flight and sum(len(b) for b, _ in in_flight) + len(batch) > max(self.max_in_flight, 1):
+                await finish_oldest()
+            if goal_handle.is_cancel_requested:
+                break
+            in_flight.append((batch, self._send_batch(batch)))
+        while in_flight:
+            await finish_oldest()
         self.registry.release(plan)
         canceled = goal_handle.is_cancel_requested
         for index, result in enumerate(results):
@@ -144,18 +160,24 @@ class MasServer(Node):
             goal_handle.succeed()
         return FleetCommand.Result(results=results, succeeded=succeeded, failed=total - succeeded)
 
-    async def _send_batch(self, batch: list[PlannedItem], results: list) -> None:
-        """Send one batch (items of one worker, in order) and record the worker's answers in the registry."""
+    def _send_batch(self, batch: list[PlannedItem]) -> Future | None:
+        """Send one batch (items of one worker, in order) without waiting: the reply's future, or None if the
+        worker's command service is not there."""
         worker = batch[0].worker
         client = self._clients_of(worker)["command"]
         # Only the first command to a worker checks that its service is matched: rclpy's wait_for_service
         # blocks this (single) executor thread in 0.25 s sleeps, and while a worker creates thousands of topics
         # the graph can take seconds to confirm it (a 1,000-vessel spawn took 5-14 s instead of 0.5 s).
         ready = worker in self._answering or client.service_is_ready() or client.wait_for_service(timeout_sec=5.0)
-        reply = None
-        if ready:
-            future = client.call_async(WorkerCommand.Request(items=[p.item for p in batch]))
-            reply = (await self._ask_all({worker: future}, self.command_timeout_s))[worker]
+        if not ready:
+            return None
+        return client.call_async(WorkerCommand.Request(items=[p.item for p in batch]))
+
+    async def _record_batch(self, batch: list[PlannedItem], future: Future | None, results: list) -> None:
+        """Wait for a batch's reply (at most command_timeout_s) and record the worker's answers in the registry;
+        a worker that does not answer gets the batch's items refused (NO_WORKER)."""
+        worker = batch[0].worker
+        reply = None if future is None else (await self._ask_all({worker: future}, self.command_timeout_s))[worker]
         if reply is None:
             self._answering.discard(worker)
             for planned in batch:

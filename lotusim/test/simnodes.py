@@ -41,7 +41,15 @@ def delete_item(name: str) -> FleetCommandItem:
 class Sim:
     """A dynamics worker + MAS server + a client node on one executor."""
 
-    def __init__(self, context, mode: str = "lockstep", step_s: float = 0.02, workers: int = 1, **params) -> None:
+    def __init__(
+        self,
+        context,
+        mode: str = "lockstep",
+        step_s: float = 0.02,
+        workers: int = 1,
+        mas_params: dict | None = None,
+        **params,
+    ) -> None:
         self.context = context
         # EventsExecutor: the default executors rebuild a wait set of every subscription at each spin, which
         # costs milliseconds with hundreds of vessels (docs/performance.md)
@@ -59,7 +67,10 @@ class Sim:
             )
             self.workers.append(worker)
             self.executor.add_node(worker)
-        self.mas = MasServer(context=context)
+        self.mas = MasServer(
+            context=context,
+            parameter_overrides=[Parameter(key, value=value) for key, value in (mas_params or {}).items()],
+        )
         self.client = rclpy.create_node("test_user", context=context)
         for node in (self.mas, self.client):
             self.executor.add_node(node)

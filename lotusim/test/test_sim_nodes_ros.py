@@ -130,6 +130,84 @@ def test_mixed_goal_gives_per_item_results(sim):
     assert yaw_enu == pytest.approx(0.0, abs=1e-6)  # heading 90 deg (east) is ENU yaw 0
 
 
+def _move_item(name: str, xyz: tuple[float, float, float]) -> FleetCommandItem:
+    vessel = VesselDescription(name=name, pose_frame=VesselDescription.POSE_ENU)
+    vessel.pose.position.x, vessel.pose.position.y, vessel.pose.position.z = xyz
+    vessel.pose.orientation.w = 1.0
+    return FleetCommandItem(command=FleetCommandItem.MOVE, vessel=vessel)
+
+
+def test_batches_in_flight_are_carried_out_in_goal_order(ros_context):
+    """The MAS server sends up to max_in_flight items before the first answer: a worker still carries them out in
+    the goal's order (create, then each move), and the feedback counts them in that order."""
+    sim = Sim(ros_context, mode="lockstep", mas_params={"batch_size": 1, "max_in_flight": 4})
+    try:
+        items = [
+            create_item("a", "lrauv", (0.0, 0.0, -5.0)),
+            _move_item("a", (10.0, 0.0, -5.0)),
+            _move_item("a", (20.0, 5.0, -6.0)),
+            create_item("b", "remus100", (0.0, 10.0, -5.0)),
+        ]
+        feedback = []
+        result = sim.command(items, feedback)
+        assert [r.ok for r in result.results] == [True] * 4, [r.reason for r in result.results]
+        assert [f.feedback.done for f in feedback] == [1, 2, 3, 4]
+        position, _, _, _ = sim.worker.fleet.state_enu()
+        np.testing.assert_allclose(position[sim.worker.fleet.names.index("a")], [20.0, 5.0, -6.0], atol=1e-9)
+    finally:
+        sim.close()
+
+
+def test_cancel_stops_a_goal_at_a_batch_boundary(ros_context):
+    """Cancel: the batches already sent are carried out and reported, the others are not (code CANCELED), and
+    the worker and the registry hold exactly the vessels reported created."""
+    from action_msgs.msg import GoalStatus
+
+    from lotusim_interfaces.action import FleetCommand
+
+    sim = Sim(ros_context, mode="lockstep", mas_params={"batch_size": 5, "max_in_flight": 5})
+    try:
+        sim.wait_for_fleet_command()
+        items = [create_item(f"v{k:02d}", "lrauv", (5.0 * k, 0.0, -10.0)) for k in range(40)]
+        handle: list = []
+
+        def cancel_on_first_feedback(_feedback) -> None:
+            if len(handle) == 1:
+                handle.append(handle[0].cancel_goal_async())
+
+        goal = sim.fleet_command.send_goal_async(FleetCommand.Goal(items=items), cancel_on_first_feedback)
+        spin_until(sim.executor, goal.done, 30.0, "goal acceptance")
+        handle.append(goal.result())
+        outcome = goal.result().get_result_async()
+        spin_until(sim.executor, outcome.done, 30.0, "goal result")
+        assert outcome.result().status == GoalStatus.STATUS_CANCELED
+        results = outcome.result().result.results
+        created = [r.name for r in results if r.ok]
+        assert 5 <= len(created) < len(items) and len(created) % 5 == 0
+        assert created == [item.vessel.name for item in items[: len(created)]]
+        assert all(r.code == ItemResult.CANCELED and r.reason for r in results[len(created) :])
+        assert sorted(sim.worker.fleet.names) == created
+        assert sorted(entry.name for entry in sim.mas.registry.entries()) == created
+    finally:
+        sim.close()
+
+
+def test_a_batch_of_steps_ends_before_its_wall_deadline(sim):
+    """advance(wall_deadline=...) plans its batches with the measured cost per step, so a fast-mode tick does not
+    overrun its period (an overrun delayed the worker's incoming commands by seconds); it still makes one step of
+    progress when the deadline has already passed."""
+    worker = sim.worker
+    worker._step_cost_s = 1e-3
+    assert worker._steps_before(time.monotonic() + 0.0105, at_least=0) in (9, 10)
+    assert worker._steps_before(time.monotonic() - 1.0, at_least=0) == 0
+    assert worker._steps_before(time.monotonic() - 1.0, at_least=1) == 1
+    start = worker.iteration
+    assert worker.advance(1 << 62, wall_deadline=time.monotonic() - 1.0) == 1
+    assert worker.iteration == start + 1
+    done = worker.advance(1 << 62, wall_deadline=time.monotonic() + 0.05)
+    assert done > 1 and worker.iteration == start + 1 + done
+
+
 def test_lockstep_advances_exactly_n_dt_and_is_reproducible(ros_context):
     runs = []
     for _ in range(2):
