@@ -74,6 +74,9 @@ ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
 # vessels took 6-14 s instead of 0.5 s.
 FAST_PERIOD_S = 0.02
 FAST_GAP_S = 0.0005
+# A batch ends before the next tick is due by less than one step (plus the gap): with large fleets (ms per step)
+# the tick period grows to this many steps, so that idle end stays a few percent of the time.
+FAST_STEPS_PER_TICK = 20
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 
 
@@ -223,6 +226,15 @@ class DynamicsWorker(Node):
         self._maybe_publish_stats()
         until_due_s = self._timer.time_until_next_call() * 1e-9
         self.advance(1 << 62, wall_deadline=time.monotonic() + max(0.0, until_due_s - FAST_GAP_S))
+        self._fit_fast_period()
+
+    def _fit_fast_period(self) -> None:
+        """Fast-mode tick period: FAST_PERIOD_S, or FAST_STEPS_PER_TICK steps at the measured cost per step if
+        longer (changed only when off by more than a quarter). Commands wait at most one period."""
+        period_ns = int(1e9 * max(FAST_PERIOD_S, FAST_STEPS_PER_TICK * self._step_cost_s))
+        current_ns = self._timer.timer_period_ns
+        if abs(period_ns - current_ns) > current_ns // 4:
+            self._timer.timer_period_ns = period_ns
 
     def _on_clock(self, msg: Clock) -> None:
         """Follower worker: integrate until our sim time reaches the master's clock."""

@@ -468,3 +468,45 @@ def test_realtime_mode_keeps_rtf_within_5_percent_for_100_vessels(ros_context):
         assert np.mean([s.real_time_factor for s in stats[-3:]]) == pytest.approx(1.0, rel=0.05)
     finally:
         sim.close()
+
+
+def test_fast_mode_serves_commands_and_services_while_it_runs(ros_context):
+    """Fast mode, as the benchmark runs it (0.03 s step, fleet state and odometry at 10 Hz of sim time): goals and
+    services are served between the batches of steps, the fleet state follows the exact 10 Hz schedule of sim
+    time, and the tick period follows the cost of a step (20 ms, or 20 steps of a large fleet)."""
+    import lotusim_physics.dynamics_node as dn
+
+    sim = Sim(ros_context, mode="fast", step_s=0.03, fleet_state_rate_hz=10.0, odom_rate_hz=10.0)
+    try:
+        stamps: list[int] = []
+        sim.client.create_subscription(
+            FleetState,
+            "/lotusim/fleet_state",
+            lambda m: stamps.append(m.header.stamp.sec * 10**9 + m.header.stamp.nanosec),
+            10,
+        )
+        start = sim.worker.iteration
+        result = sim.command([create_item(f"f{k}", "lrauv", (5.0 * k, 0.0, -10.0)) for k in range(3)])
+        assert all(r.ok for r in result.results), [r.reason for r in result.results]
+        spin_until(sim.executor, lambda: len(stamps) >= 20, 30.0, "fleet states in fast mode")
+        assert sim.worker.iteration > start
+        step_ns, period_ns = 30_000_000, 100_000_000
+        assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))
+        for t in stamps:  # the first step at or after a multiple of 100 ms
+            i = t // step_ns
+            assert t == i * step_ns and (i * step_ns) // period_ns > ((i - 1) * step_ns) // period_ns, t
+        vessels = sim.client.create_client(ListVessels, "/lotusim/list_vessels")
+        spin_until(sim.executor, vessels.service_is_ready, 10.0, "list_vessels")
+        future = vessels.call_async(ListVessels.Request())
+        spin_until(sim.executor, future.done, 10.0, "list_vessels reply in fast mode")
+        assert sorted(v.name for v in future.result().vessels) == ["f0", "f1", "f2"]
+        # the tick period: FAST_PERIOD_S for cheap steps, FAST_STEPS_PER_TICK steps when a step costs more
+        worker = sim.worker
+        worker._step_cost_s = 5e-3
+        worker._fit_fast_period()
+        assert worker._timer.timer_period_ns == int(1e9 * dn.FAST_STEPS_PER_TICK * 5e-3)
+        worker._step_cost_s = 1e-5
+        worker._fit_fast_period()
+        assert worker._timer.timer_period_ns == int(1e9 * dn.FAST_PERIOD_S)
+    finally:
+        sim.close()
