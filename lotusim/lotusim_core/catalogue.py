@@ -14,6 +14,7 @@ Physical checks follow Fossen, Handbook of Marine Craft Hydrodynamics and Motion
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import fields
@@ -664,11 +665,16 @@ def _resolve(name_or_path: str | Path) -> Path:
         if not candidate.is_file():
             raise CatalogueError(str(candidate), "<file>", "vehicle file not found")
         return candidate.resolve()
-    path = vehicles_dir() / f"{name_or_path}.yaml"
+    return _model_path(str(name_or_path))
+
+
+@functools.lru_cache(maxsize=256)
+def _model_path(name: str) -> Path:
+    """config/vehicles/<name>.yaml, looked up once per model name and process (a spawn of 1,000 vessels asks
+    1,000 times; the configuration directory does not change while a process runs)."""
+    path = vehicles_dir() / f"{name}.yaml"
     if not path.is_file():
-        raise CatalogueError(
-            str(vehicles_dir()), str(name_or_path), f"unknown vehicle model (known: {', '.join(list_models())})"
-        )
+        raise CatalogueError(str(vehicles_dir()), name, f"unknown vehicle model (known: {', '.join(list_models())})")
     return path
 
 

@@ -307,7 +307,9 @@ class DynamicsWorker(Node):
                 send(pack(divmod(it * step_ns, 1_000_000_000)))
         self._publish_outputs()
         elapsed = time.perf_counter() - start
-        self._step_cost_s += 0.1 * (elapsed / k - self._step_cost_s)  # moving average, seconds per step
+        # moving average of the wall time per step; one slow batch (the process descheduled) counts as twice the
+        # average at most, or the next ticks would plan too few steps and leave the CPU idle
+        self._step_cost_s += 0.1 * (min(elapsed / k, 2.0 * self._step_cost_s) - self._step_cost_s)
         w = self._window
         w["compute"] += elapsed
         if elapsed / k > w["compute_max"]:
@@ -538,14 +540,49 @@ class DynamicsWorker(Node):
 
     # --- vessel management (from the MAS server) ------------------------------------------------------------
     def _on_command(self, request: WorkerCommand.Request, response: WorkerCommand.Response):
-        response.results = [self._do_item(item) for item in request.items]
+        poses = self._poses_of(request.items)
+        response.results = [self._do_item(item, poses.get(i)) for i, item in enumerate(request.items)]
         return response
 
-    def _do_item(self, item: Item) -> ItemResult:
+    @classmethod
+    def _poses_of(cls, items) -> dict[int, tuple | ValueError]:
+        """Physics pose of each create and move item (NED position, NED<-FRD quaternion w x y z, FRD twist),
+        converted for the whole request in one vectorised pass; item by item (and an item's ValueError as its
+        entry) only if some pose of the request cannot be converted."""
+        index = [i for i, item in enumerate(items) if item.command in (Item.CREATE, Item.MOVE)]
+        if not index:
+            return {}
+        vessels = [items[i].vessel for i in index]
+        p = np.array([(v.pose.position.x, v.pose.position.y, v.pose.position.z) for v in vessels], dtype=float)
+        o = [v.pose.orientation for v in vessels]
+        q = np.array([(r.x, r.y, r.z, r.w) for r in o], dtype=float)
+        t = [(v.twist.linear, v.twist.angular) for v in vessels]
+        nu = np.array([(lin.x, lin.y, lin.z, ang.x, ang.y, ang.z) for lin, ang in t], dtype=float)
+        try:
+            converted = (frames.enu_to_ned(p), frames.q_enu_flu_to_q_ned_frd(q), frames.twist_flu_to_frd(nu))
+            return dict(zip(index, zip(*converted, strict=True), strict=True))
+        except ValueError:
+            return {i: cls._pose_or_error(items[i].vessel) for i in index}
+
+    @classmethod
+    def _given_pose(cls, pose: tuple | ValueError | None, vessel) -> tuple:
+        """The pose converted with the request (raising its conversion error), or converted now."""
+        if isinstance(pose, ValueError):
+            raise pose
+        return pose if pose is not None else cls._pose_of(vessel)
+
+    @classmethod
+    def _pose_or_error(cls, vessel) -> tuple | ValueError:
+        try:
+            return cls._pose_of(vessel)
+        except ValueError as exc:
+            return exc
+
+    def _do_item(self, item: Item, pose: tuple | ValueError | None = None) -> ItemResult:
         name = item.vessel.name
         try:
             if item.command == Item.CREATE:
-                return self._create(item.vessel)
+                return self._create(item.vessel, pose)
             if name not in self.vessels:
                 return ItemResult(
                     name=name,
@@ -557,7 +594,7 @@ class DynamicsWorker(Node):
                 self._delete(name)
                 return ItemResult(name=name, ok=True, code=ItemResult.OK)
             if item.command == Item.MOVE:
-                position_ned, q_ned_frd, nu = self._pose_of(item.vessel)
+                position_ned, q_ned_frd, nu = self._given_pose(pose, item.vessel)
                 self.fleet.set_pose(name, position_ned, q_ned_frd, nu)
                 self._fleet_changed()
                 return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
@@ -576,7 +613,7 @@ class DynamicsWorker(Node):
         nu = frames.twist_flu_to_frd(np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]))
         return position_ned, q_ned_frd, nu
 
-    def _create(self, vessel) -> ItemResult:
+    def _create(self, vessel, pose: tuple | None = None) -> ItemResult:
         name = vessel.name
         if not NAME_RE.match(name):
             return ItemResult(
@@ -600,7 +637,7 @@ class DynamicsWorker(Node):
             return ItemResult(name=name, ok=False, code=ItemResult.UNKNOWN_MODEL, reason=str(exc))
         except (ValueError, yaml.YAMLError) as exc:
             return ItemResult(name=name, ok=False, code=ItemResult.INVALID_OVERRIDES, reason=str(exc))
-        position_ned, q_ned_frd, nu = self._pose_of(vessel)
+        position_ned, q_ned_frd, nu = self._given_pose(pose, vessel)
         try:
             self.fleet.add(name, spec, position_ned, q_ned_frd, nu)
         except ValueError as exc:

@@ -510,3 +510,19 @@ def test_fast_mode_serves_commands_and_services_while_it_runs(ros_context):
         assert worker._timer.timer_period_ns == int(1e9 * dn.FAST_PERIOD_S)
     finally:
         sim.close()
+
+
+def test_worker_converts_a_request_s_poses_at_once_and_refuses_only_the_bad_one(sim):
+    """The worker converts the poses of a whole command at once; a pose that cannot be converted (a zero
+    quaternion) fails its own item only."""
+    from lotusim_interfaces.srv import WorkerCommand
+
+    good, bad, also_good = (create_item(n, "lrauv", (float(k), 0.0, -5.0)) for k, n in enumerate(("g1", "b", "g2")))
+    bad.vessel.pose.orientation.w = 0.0  # geometry_msgs/Quaternion defaults to the identity (w = 1)
+    move = FleetCommandItem(command=FleetCommandItem.MOVE, vessel=VesselDescription(name="nobody"))
+    reply = sim.worker._on_command(WorkerCommand.Request(items=[good, bad, move, also_good]), WorkerCommand.Response())
+    codes = [r.code for r in reply.results]
+    assert codes == [ItemResult.OK, ItemResult.INVALID_POSE, ItemResult.UNKNOWN_VESSEL, ItemResult.OK], codes
+    assert "quaternion" in reply.results[1].reason
+    position, _, _, _ = sim.worker.fleet.state_enu()
+    np.testing.assert_allclose(position[sim.worker.fleet.names.index("g2")], [2.0, 0.0, -5.0], atol=1e-12)
