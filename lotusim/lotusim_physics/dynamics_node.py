@@ -77,6 +77,7 @@ FAST_GAP_S = 0.0005
 # A batch ends before the next tick is due by less than one step (plus the gap): with large fleets (ms per step)
 # the tick period grows to this many steps, so that idle end stays a few percent of the time.
 FAST_STEPS_PER_TICK = 20
+FAST_ENDPOINT_SHARE = 0.5  # of a fast-mode tick, at most, for creating new vessels' topics
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 
 
@@ -207,7 +208,7 @@ class DynamicsWorker(Node):
         # keeps the events executor's queue full and would starve the timer
         self.create_timer(1.0 / self.stats_rate_hz, self._maybe_publish_stats)
         if not (self.mode == "fast" and self.clock_master):  # the fast tick creates them itself, within its period
-            self.create_timer(0.02, self._create_pending_endpoints)
+            self.create_timer(0.02, lambda: self._create_pending_endpoints())  # (rclpy would pass a TimerInfo)
         self.get_logger().info(
             f"worker {self.worker}: mode {self.mode}, step {self.step_s} s, RTF target {self.rtf_target}, "
             f"integrator {integrator}, clock master {self.clock_master}"
@@ -222,7 +223,8 @@ class DynamicsWorker(Node):
         self.advance(1)
 
     def _on_fast_tick(self) -> None:
-        self._create_pending_endpoints()
+        # new vessels' topics: up to half of the tick while some are pending (a spawn of 1,000 vessels has 6,000)
+        self._create_pending_endpoints(budget_s=FAST_ENDPOINT_SHARE * self._timer.timer_period_ns * 1e-9)
         self._maybe_publish_stats()
         until_due_s = self._timer.time_until_next_call() * 1e-9
         self.advance(1 << 62, wall_deadline=time.monotonic() + max(0.0, until_due_s - FAST_GAP_S))
@@ -655,14 +657,14 @@ class DynamicsWorker(Node):
         self._fleet_changed()
         return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
 
-    def _create_pending_endpoints(self) -> None:
+    def _create_pending_endpoints(self, budget_s: float = ENDPOINT_BUDGET_S) -> None:
         """Create the per-vessel topics of new vessels within a wall-time budget per call.
 
         Creating a DDS reader or writer costs about a millisecond here, and a vessel has several (one per
         actuator, the wrench, the odometry): 1,000 vessels would block the simulation for seconds. So a create
         returns as soon as the vessel is in the physics and the fleet state, and its topics appear over the
         next moments, in creation order (wait for them like for any ROS endpoint: get_subscription_count)."""
-        deadline = time.perf_counter() + ENDPOINT_BUDGET_S
+        deadline = time.perf_counter() + budget_s
         while self._pending_endpoints and time.perf_counter() < deadline:
             name = next(iter(self._pending_endpoints))
             del self._pending_endpoints[name]
