@@ -64,12 +64,14 @@ def spin(
                 return
 
 
-def run_node_main(make_node: Callable[..., Node], args: Sequence[str] | None = None) -> None:
+def run_node_main(
+    make_node: Callable[..., Node], args: Sequence[str] | None = None, executor_factory: Callable = make_executor
+) -> None:
     """`main()` of a node executable: init, build the node, spin until Ctrl-C, clean shutdown."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     install_stop_signals()
     context = rclpy.get_default_context()
-    executor = make_executor(context)
+    executor = executor_factory(context=context)
     node = make_node()
     executor.add_node(node)
     try:
