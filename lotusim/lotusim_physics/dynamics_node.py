@@ -81,6 +81,20 @@ FAST_ENDPOINT_SHARE = 0.5  # of a fast-mode tick, at most, for creating new vess
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 
 
+def physics_poses(vessels) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The VesselDescriptions' poses (ENU, ENU<-FLU x y z w) and twists (FLU) in physics frames, one vectorised
+    pass: per vessel (NED position, NED<-FRD quaternion w x y z, FRD twist). Raises ValueError if any
+    quaternion is zero or not finite."""
+    if not vessels:
+        return []
+    p = np.array([(v.pose.position.x, v.pose.position.y, v.pose.position.z) for v in vessels], dtype=float)
+    q = np.array([(o.x, o.y, o.z, o.w) for o in (v.pose.orientation for v in vessels)], dtype=float)
+    twists = ((v.twist.linear, v.twist.angular) for v in vessels)
+    nu = np.array([(lin.x, lin.y, lin.z, ang.x, ang.y, ang.z) for lin, ang in twists], dtype=float)
+    converted = (frames.enu_to_ned(p), frames.q_enu_flu_to_q_ned_frd(q), frames.twist_flu_to_frd(nu))
+    return list(zip(*converted, strict=True))
+
+
 @dataclass
 class StateOutput:
     """The serialized FleetState of one fleet layout: its writer, the buffer as float64, where each vessel's
@@ -546,41 +560,32 @@ class DynamicsWorker(Node):
         response.results = [self._do_item(item, poses.get(i)) for i, item in enumerate(request.items)]
         return response
 
-    @classmethod
-    def _poses_of(cls, items) -> dict[int, tuple | ValueError]:
+    @staticmethod
+    def _poses_of(items) -> dict[int, tuple | ValueError]:
         """Physics pose of each create and move item (NED position, NED<-FRD quaternion w x y z, FRD twist),
         converted for the whole request in one vectorised pass; item by item (and an item's ValueError as its
         entry) only if some pose of the request cannot be converted."""
         index = [i for i, item in enumerate(items) if item.command in (Item.CREATE, Item.MOVE)]
-        if not index:
-            return {}
-        vessels = [items[i].vessel for i in index]
-        p = np.array([(v.pose.position.x, v.pose.position.y, v.pose.position.z) for v in vessels], dtype=float)
-        o = [v.pose.orientation for v in vessels]
-        q = np.array([(r.x, r.y, r.z, r.w) for r in o], dtype=float)
-        t = [(v.twist.linear, v.twist.angular) for v in vessels]
-        nu = np.array([(lin.x, lin.y, lin.z, ang.x, ang.y, ang.z) for lin, ang in t], dtype=float)
         try:
-            converted = (frames.enu_to_ned(p), frames.q_enu_flu_to_q_ned_frd(q), frames.twist_flu_to_frd(nu))
-            return dict(zip(index, zip(*converted, strict=True), strict=True))
+            return dict(zip(index, physics_poses([items[i].vessel for i in index]), strict=True))
         except ValueError:
-            return {i: cls._pose_or_error(items[i].vessel) for i in index}
+            pass
+        poses: dict[int, tuple | ValueError] = {}
+        for i in index:
+            try:
+                poses[i] = physics_poses([items[i].vessel])[0]
+            except ValueError as exc:
+                poses[i] = exc
+        return poses
 
-    @classmethod
-    def _given_pose(cls, pose: tuple | ValueError | None, vessel) -> tuple:
-        """The pose converted with the request (raising its conversion error), or converted now."""
+    @staticmethod
+    def _given_pose(pose: tuple | ValueError) -> tuple:
+        """The pose converted with the request, or its conversion error raised."""
         if isinstance(pose, ValueError):
             raise pose
-        return pose if pose is not None else cls._pose_of(vessel)
+        return pose
 
-    @classmethod
-    def _pose_or_error(cls, vessel) -> tuple | ValueError:
-        try:
-            return cls._pose_of(vessel)
-        except ValueError as exc:
-            return exc
-
-    def _do_item(self, item: Item, pose: tuple | ValueError | None = None) -> ItemResult:
+    def _do_item(self, item: Item, pose: tuple | ValueError | None) -> ItemResult:
         name = item.vessel.name
         try:
             if item.command == Item.CREATE:
@@ -596,7 +601,7 @@ class DynamicsWorker(Node):
                 self._delete(name)
                 return ItemResult(name=name, ok=True, code=ItemResult.OK)
             if item.command == Item.MOVE:
-                position_ned, q_ned_frd, nu = self._given_pose(pose, item.vessel)
+                position_ned, q_ned_frd, nu = self._given_pose(pose)
                 self.fleet.set_pose(name, position_ned, q_ned_frd, nu)
                 self._fleet_changed()
                 return ItemResult(name=name, ok=True, code=ItemResult.OK, worker=self.worker)
@@ -606,16 +611,7 @@ class DynamicsWorker(Node):
         except (ValueError, KeyError) as exc:
             return ItemResult(name=name, ok=False, code=ItemResult.INVALID_POSE, reason=str(exc))
 
-    @staticmethod
-    def _pose_of(vessel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        p, o = vessel.pose.position, vessel.pose.orientation
-        position_ned = frames.enu_to_ned(np.array([p.x, p.y, p.z]))
-        q_ned_frd = frames.q_enu_flu_to_q_ned_frd(np.array([o.x, o.y, o.z, o.w]))
-        lin, ang = vessel.twist.linear, vessel.twist.angular
-        nu = frames.twist_flu_to_frd(np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]))
-        return position_ned, q_ned_frd, nu
-
-    def _create(self, vessel, pose: tuple | None = None) -> ItemResult:
+    def _create(self, vessel, pose: tuple | ValueError) -> ItemResult:
         name = vessel.name
         if not NAME_RE.match(name):
             return ItemResult(
@@ -639,7 +635,7 @@ class DynamicsWorker(Node):
             return ItemResult(name=name, ok=False, code=ItemResult.UNKNOWN_MODEL, reason=str(exc))
         except (ValueError, yaml.YAMLError) as exc:
             return ItemResult(name=name, ok=False, code=ItemResult.INVALID_OVERRIDES, reason=str(exc))
-        position_ned, q_ned_frd, nu = self._given_pose(pose, vessel)
+        position_ned, q_ned_frd, nu = self._given_pose(pose)
         try:
             self.fleet.add(name, spec, position_ned, q_ned_frd, nu)
         except ValueError as exc:
