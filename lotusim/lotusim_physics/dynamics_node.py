@@ -50,7 +50,7 @@ from lotusim_interfaces.msg import EnvironmentConfig, FleetState, ItemResult, Si
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
 from lotusim_physics.fleet import Fleet
-from lotusim_physics.output_schedule import SimTimeRate
+from lotusim_physics.output_schedule import OutputPlan, SimTimeRate
 
 MODES = ("realtime", "scaled", "fast", "lockstep")
 # FleetState arrays and their columns per vessel
@@ -177,7 +177,7 @@ class DynamicsWorker(Node):
         self.environment_yaml = ""
         self._env_cache: dict[str, np.ndarray] = {}
         self._env_next_ns = 0  # sim time of the next environment sample, ns
-        self._clock_raw = RawMessage(Clock(), ["clock.sec", "clock.nanosec"])
+        self._clock_bytes = RawMessage(Clock(), ["clock.sec", "clock.nanosec"]).packer()  # (sec, nanosec) -> CDR
         self._state_out: StateOutput | None = None  # the serialized FleetState of the current fleet
         self._extras_version = 0  # bumped when the environment or a status changes (FleetState extras)
         self._pending_endpoints: dict[str, None] = {}  # vessels whose topics are still to be created (ordered)
@@ -185,6 +185,7 @@ class DynamicsWorker(Node):
         self._odom_sends: list | None = None  # per fleet row: its odom raw publish function (None: no topic yet)
         # due odometry groups -> their rows (array, list) and the positions of their stamps in the batch
         self._odom_rows: dict[tuple[int, ...], tuple[np.ndarray, list[int], np.ndarray]] = {}
+        self._plan = OutputPlan(self._state_schedule, self._odom_schedule, 0, MAX_CHUNK_STEPS)  # what is due when
 
         self._clock_pub = self.create_publisher(Clock, "/clock", 10) if self.clock_master else None
         self._clock_send = raw_publish(self._clock_pub) if self._clock_pub is not None else None
@@ -287,19 +288,13 @@ class DynamicsWorker(Node):
     def _steps_to_next_output(self) -> int:
         """The smallest k >= 1 such that after k steps the fleet state or some odometry is due, or the
         environment must be sampled again (at most MAX_CHUNK_STEPS when nothing is due)."""
-        it, n = self.iteration, len(self.fleet.names)
-        k = MAX_CHUNK_STEPS
-        if n:
-            k = min(k, self._state_schedule.steps_to_next(it))
-            odom = self._odom_schedule
-            if odom is not None:  # with a vessel in every group, some odometry is due after every step
-                k = 1 if n >= odom.groups else min(k, *(odom.steps_to_next(it, g) for g in range(n)))
-            if self.environment_yaml:
-                t_ns = self.sim_time_ns
-                if t_ns < self._env_next_ns:
-                    k = min(k, -(-(self._env_next_ns - t_ns) // self.step_ns))
-                else:
-                    k = min(k, -(-self._env_period_ns // self.step_ns))
+        k = self._plan.at(self.iteration).steps_to_next
+        if self.environment_yaml and self.fleet.names:
+            t_ns = self.sim_time_ns
+            if t_ns < self._env_next_ns:
+                k = min(k, -(-(self._env_next_ns - t_ns) // self.step_ns))
+            else:
+                k = min(k, -(-self._env_period_ns // self.step_ns))
         return max(1, k)
 
     def _integrate(self, k: int) -> None:
@@ -318,9 +313,9 @@ class DynamicsWorker(Node):
             self.get_logger().error(f"vessel frozen: {fault}")
             self._extras_version += 1
         if self._clock_send is not None:
-            send, pack, step_ns = self._clock_send, self._clock_raw.pack, self.step_ns
+            send, clock_bytes, step_ns = self._clock_send, self._clock_bytes, self.step_ns
             for it in range(it0 + 1, it0 + k + 1):
-                send(pack(divmod(it * step_ns, 1_000_000_000)))
+                send(clock_bytes(*divmod(it * step_ns, 1_000_000_000)))
         self._publish_outputs()
         elapsed = time.perf_counter() - start
         # moving average of the wall time per step; one slow batch (the process descheduled) counts as twice the
@@ -366,19 +361,14 @@ class DynamicsWorker(Node):
 
     def _fleet_changed(self) -> None:
         self._env_cache = {}
+        self._plan = OutputPlan(self._state_schedule, self._odom_schedule, len(self.fleet.names), MAX_CHUNK_STEPS)
         self._odom_sends = None  # re-laid out at the next odometry
         self._state_out = None  # likewise the fleet state
 
     # --- publishing ---------------------------------------------------------------------------------------
     def _publish_outputs(self) -> None:
         """The fleet state and the odometry due after the step that made `iteration`."""
-        n = len(self.fleet.names)
-        if not n:
-            return
-        it = self.iteration
-        publish_state = self._state_schedule.due(it)
-        odom = self._odom_schedule
-        groups = tuple(g for g in odom.groups_due(it) if g < n) if odom is not None else ()
+        publish_state, groups, _ = self._plan.at(self.iteration)
         if not (publish_state or groups):
             return
         stamp = divmod(self.sim_time_ns, 1_000_000_000)

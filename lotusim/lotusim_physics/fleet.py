@@ -208,6 +208,7 @@ class Fleet:
         cap = max(1, int(capacity))
         self._n = 0
         self._xs = np.zeros((cap, L.X_WIDTH))
+        self._views: tuple | None = None  # (_xs, _n, state views) of _state_views
         self._vp = np.zeros((cap, L.V_WIDTH))
         self._vi = np.zeros((cap, L.VI_WIDTH), dtype=np.int64)
         self._frozen = np.zeros(cap, dtype=np.bool_)
@@ -288,8 +289,15 @@ class Fleet:
         """Write the state of `rows` for ROS straight into a flat float64 array (a serialized message):
         dst[index[i, c]] = column c of row i, c < index.shape[1], columns pos_enu 0:3, q_enu_flu (x y z w) 3:7,
         twist_flu 7:13, accel_flu 13:19 (state_enu, packed). rows: int64; index: (N, C) int64."""
-        state = (self.position_ned, self.q_ned_frd, self.nu, self.nu_dot)
-        frames.scatter_state_ned_frd_to_enu_flu(*state, rows, dst, index)
+        frames.scatter_state_ned_frd_to_enu_flu(*self._state_views(), rows, dst, index)
+
+    def _state_views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(position_ned, q_ned_frd, nu, nu_dot), made again only when the arrays or the vessel count changed
+        (four views cost microseconds: a sizeable part of publishing one vessel's outputs)."""
+        views = self._views
+        if views is None or views[0] is not self._xs or views[1] != self._n:
+            views = self._views = (self._xs, self._n, (self.position_ned, self.q_ned_frd, self.nu, self.nu_dot))
+        return views[2]
 
     # --- vessel management -----------------------------------------------------------------------------------
     def add(self, name: str, spec: VehicleSpec, position_ned_m, q_ned_frd_wxyz, nu_frd=None) -> None:

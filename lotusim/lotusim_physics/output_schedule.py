@@ -13,6 +13,9 @@ longest interval in steps. Each group keeps the exact mean rate.
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 
 class SimTimeRate:
     """The steps after which an output of period `period_ns` is due, for steps of `step_ns` (both > 0).
@@ -59,3 +62,56 @@ class SimTimeRate:
                 return due
             due.append(g)
             m -= 1
+
+
+class Due(NamedTuple):
+    """The outputs due after one step: the fleet state, the odometry groups, and the steps from this one to
+    the next step after which some output is due (1 .. horizon)."""
+
+    state: bool
+    odom_groups: tuple[int, ...]
+    steps_to_next: int
+
+
+class OutputPlan:
+    """The fleet state and per-vessel odometry schedules of a fleet of `vessels`, combined: what is due after a
+    step and when the next output comes (the steps in between can be integrated in one call).
+
+    The schedules repeat exactly every `cycle` steps (the smallest whole number of steps that is a whole number
+    of each period), so the answer for an iteration is memoised by iteration % cycle when the cycle is short
+    (0.03 s steps at 10 Hz: 10 steps); otherwise it is computed at each call."""
+
+    MEMO_CYCLE_MAX = 10_000
+
+    def __init__(self, state: SimTimeRate, odom: SimTimeRate | None, vessels: int, horizon: int) -> None:
+        self.state, self.odom, self.vessels, self.horizon = state, odom, int(vessels), int(horizon)
+        cycle = _steps_per_cycle(state)
+        if odom is not None:
+            cycle = math.lcm(cycle, _steps_per_cycle(odom))
+        self.cycle = cycle if cycle <= self.MEMO_CYCLE_MAX else 0
+        self._memo: dict[int, Due] = {}
+
+    def at(self, iteration: int) -> Due:
+        """What is due after step `iteration` (and the steps to the next output after it)."""
+        if not self.cycle:
+            return self._compute(iteration)
+        key = iteration % self.cycle
+        due = self._memo.get(key)
+        if due is None:
+            due = self._memo[key] = self._compute(iteration)
+        return due
+
+    def _compute(self, iteration: int) -> Due:
+        n, odom = self.vessels, self.odom
+        if not n:  # no vessel, no output
+            return Due(False, (), self.horizon)
+        groups = tuple(g for g in odom.groups_due(iteration) if g < n) if odom is not None else ()
+        k = min(self.horizon, self.state.steps_to_next(iteration))
+        if odom is not None:  # with a vessel in every group, some odometry is due after every step
+            k = 1 if n >= odom.groups else min(k, *(odom.steps_to_next(iteration, g) for g in range(n)))
+        return Due(self.state.due(iteration), groups, max(1, k))
+
+
+def _steps_per_cycle(rate: SimTimeRate) -> int:
+    """The smallest number of steps whose duration is a whole number of periods."""
+    return rate.period_ns // math.gcd(rate.period_ns, rate.step_ns)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from lotusim_physics.output_schedule import SimTimeRate
+from lotusim_physics.output_schedule import OutputPlan, SimTimeRate
 
 MS = 1_000_000
 # (step, period) in ns: whole numbers of steps, the issue-5 case (0.03 s at 10 Hz), periods shorter than a step,
@@ -71,3 +71,40 @@ def test_bad_periods_rejected():
         SimTimeRate(0, 100)
     with pytest.raises(ValueError, match="positive"):
         SimTimeRate.from_rate_hz(30 * MS, 0.0)
+
+
+@pytest.mark.parametrize(("step_ns", "period_ns"), CASES)
+@pytest.mark.parametrize("vessels", [0, 1, 2, 40])
+def test_output_plan_combines_the_schedules(step_ns, period_ns, vessels):
+    """OutputPlan (what the dynamics worker asks after each step) agrees with the two schedules it combines,
+    over several of its memoised cycles and far from sim time 0: the fleet state is due when its schedule says,
+    the odometry groups that have a vessel, and no output falls strictly between a step and the next due one."""
+    state = SimTimeRate(step_ns, 3 * period_ns)
+    odom = SimTimeRate(step_ns, period_ns)
+    plan = OutputPlan(state, odom, vessels, horizon=1000)
+    assert plan.cycle > 0
+    for it in [*range(0, 4 * plan.cycle + 5), 10**9 + 3]:
+        due = plan.at(it)
+        if not vessels:
+            assert due == (False, (), 1000)
+            continue
+        assert due.state == state.due(it)
+        assert due.odom_groups == tuple(g for g in odom.groups_due(it) if g < vessels)
+        k = due.steps_to_next
+        assert 1 <= k <= 1000
+
+        def any_output(m):
+            return state.due(m) or any(odom.due(m, g) for g in range(min(vessels, odom.groups)))
+
+        assert any_output(it + k) and not any(any_output(it + q) for q in range(1, k))
+
+
+def test_output_plan_without_odometry_or_with_a_long_cycle():
+    """Only the fleet state (odometry off); a rate whose cycle is too long to memoise is computed each time."""
+    plan = OutputPlan(SimTimeRate.from_rate_hz(30 * MS, 10.0), None, 5, horizon=1000)
+    assert [m for m in range(1, 31) if plan.at(m).state] == [4, 7, 10, 14, 17, 20, 24, 27, 30]
+    assert plan.at(4) == (True, (), 3) and plan.at(5).steps_to_next == 2
+    odd = SimTimeRate.from_rate_hz(30 * MS, 7.0)  # period 142857143 ns: the schedules repeat after ~1.4e8 steps
+    plan = OutputPlan(odd, odd, 3, horizon=1000)
+    assert plan.cycle == 0
+    assert all(plan.at(m).state == odd.due(m) for m in range(500))

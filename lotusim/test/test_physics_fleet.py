@@ -288,3 +288,24 @@ def test_substeps_equal_smaller_steps_and_euler_converges_to_rk4():
     reference = run(0.02, 4, "rk4")
     errors = [np.max(np.abs(run(0.02, k, "euler") - reference)) for k in (1, 4)]
     assert errors[1] < errors[0] / 2.5  # first order: 4x smaller step, ~4x smaller error
+
+
+def test_scatter_state_enu_follows_every_change_of_the_fleet():
+    """scatter_state_enu (what the dynamics node publishes) equals state_enu after steps, after adds that grow
+    the arrays and after removals: its cached views of the state must never be stale."""
+    fleet = Fleet(DT, capacity=1)
+    spec = load_vehicle("lrauv")
+
+    def check():
+        n = len(fleet.names)
+        dst = np.full(n * 19, np.nan)
+        fleet.scatter_state_enu(np.arange(n, dtype=np.int64), dst, np.arange(n * 19, dtype=np.int64).reshape(n, 19))
+        np.testing.assert_array_equal(dst.reshape(n, 19), np.hstack(fleet.state_enu()))
+
+    for k in range(5):  # capacity 1 -> 2 -> 4 -> 8: the state arrays are replaced
+        fleet.add(f"v{k}", spec, [float(k), 2.0 * k, 10.0], level_quat(yaw_rad=0.2 * k), [1.0, 0, 0, 0, 0, 0.1])
+        fleet.step(0.0, steps=3)
+        check()
+    fleet.remove("v1")
+    fleet.step(0.1)
+    check()

@@ -56,3 +56,18 @@ def test_float32_int8_nan_and_whole_covariance_arrays():
 def test_unknown_field_is_refused_with_its_path():
     with pytest.raises(ValueError, match="no field 'nope'"):
         RawMessage(Imu(), ["orientation.nope"])
+
+
+def test_single_run_packer_equals_pack_and_refuses_several_runs():
+    """RawMessage.packer (the /clock fast path): the same bytes as pack, negative and large stamps included;
+    a message whose fields are not one run in memory is refused."""
+    from rosgraph_msgs.msg import Clock
+
+    raw = RawMessage(Clock(), ["clock.sec", "clock.nanosec"])
+    pack = raw.packer()
+    for sec, nanosec in [(0, 0), (12, 345_000_000), (-5, 999_999_999), (2**31 - 1, 2**32 - 1)]:
+        assert pack(sec, nanosec) == raw.pack((sec, nanosec))
+        back = deserialize_message(pack(sec, nanosec), Clock)
+        assert (back.clock.sec, back.clock.nanosec) == (sec, nanosec)
+    with pytest.raises(ValueError, match="4 runs"):
+        RawMessage(Imu(), IMU_FIELDS).packer()
