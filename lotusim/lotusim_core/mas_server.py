@@ -212,6 +212,7 @@ class MasServer(Node):
             if entry.name in reported:
                 info.pose, info.status = reported[entry.name].pose, reported[entry.name].status
                 info.status_reason = reported[entry.name].status_reason
+                info.overrides_yaml = reported[entry.name].overrides_yaml
             else:
                 info.status_reason = (
                     f"pose unknown: worker {entry.worker} did not answer within {self.list_timeout_s} s"

@@ -674,7 +674,13 @@ class DynamicsWorker(Node):
         pos, quat, _, _ = self.fleet.state_enu()
         for i, name in enumerate(self.fleet.names):
             entry = self.vessels[name]
-            info = VesselInfo(name=name, model=entry.model, domain=entry.domain, worker=self.worker)
+            info = VesselInfo(
+                name=name,
+                model=entry.model,
+                domain=entry.domain,
+                worker=self.worker,
+                overrides_yaml=entry.overrides_yaml,
+            )
             info.pose.position.x, info.pose.position.y, info.pose.position.z = pos[i].tolist()
             o = info.pose.orientation
             o.x, o.y, o.z, o.w = quat[i].tolist()

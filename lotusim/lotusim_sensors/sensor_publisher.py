@@ -5,9 +5,11 @@ first samples at the first state after its vessel appears, then at the first sta
 previous due time + T (integer nanoseconds, so a 50 Hz IMU on a 100 Hz physics step publishes exactly every
 second step). A sensor cannot be faster than the fleet-state rate.
 Vessels: a vessel exists while its name is in its worker's latest FleetState; when it disappears its
-publishers are destroyed. Its sensor suite is the `sensors:` mapping of its catalogue model merged with the
-per-vessel overrides of the `vessels_yaml` parameter (docs/sensors.md); the model comes from `vessels_yaml`, the
-worker's /lotusim/<worker>/list_vessels service, the name (`<model>` or `<model>_<k>`), or `default_model`.
+publishers are destroyed. Its sensor suite is the `sensors:` mapping of its catalogue model, merged with the
+`sensors:` of the overrides it was created with (FleetCommand), then with its entry in the `vessels_yaml`
+parameter (docs/sensors.md). Model and creation overrides come from the worker's /lotusim/<worker>/list_vessels
+service; the model may also be given by `vessels_yaml`, else the name (`<model>` or `<model>_<k>`) or
+`default_model` tells it.
 Models: lotusim_sensors.* (batched over every vessel due at this step); this module only wires ROS. Publishing is
 the cost: the high-rate sensors publish pre-serialized messages patched in place (lotusim_core.cdr).
 
@@ -41,7 +43,7 @@ from lotusim_core.cdr import RawMessage
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_core.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
-from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState
+from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState, VesselInfo
 from lotusim_interfaces.srv import ListVessels
 from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
 from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suite
@@ -160,7 +162,9 @@ class SensorPublisher(Node):
         self._worker_slots: dict[str, np.ndarray] = {}
         self._owner: dict[str, str] = {}  # vessel -> worker that publishes it
         self._last_worker = ""
-        self._models: dict[str, str] = {}  # vessel -> model, from the worker's list_vessels
+        # vessel -> (model, `sensors:` of its creation overrides), from its worker's list_vessels
+        self._listed: dict[str, tuple[str, dict | None]] = {}
+        self._unsuited: set[str] = set()  # vessels without sensors until their worker's listing tells the model
         self._list_clients: dict[str, Any] = {}
         self._pending: dict[str, str] = {}  # vessel -> worker whose list_vessels reply it waits for
         self._inflight: set[str] = set()  # workers with a list_vessels request in flight
@@ -268,6 +272,9 @@ class SensorPublisher(Node):
     def _remove_vessel(self, name: str) -> None:
         slot = self._slot_of.pop(name)
         self._owner.pop(name, None)
+        self._listed.pop(name, None)  # a later vessel of the same name may be another model
+        self._pending.pop(name, None)
+        self._unsuited.discard(name)
         self._names[slot] = None
         self._alive[slot] = False
         self._unconfigure(slot)
@@ -290,21 +297,40 @@ class SensorPublisher(Node):
             bank.grow(capacity)
 
     def _suite_for(self, name: str, worker: str) -> tuple[dict[str, dict], str]:
-        """(parsed suite, model) of a new vessel; {} when no model is known yet (a worker query is pending)."""
+        """(parsed suite, model) of a new vessel; {} while its worker's list_vessels reply is awaited for its model.
+
+        The suite: the model's catalogue `sensors:`, then the `sensors:` of the overrides the vessel was created
+        with (from the worker's listing), then this node's `vessels_yaml` entry for it. A vessel whose model
+        `vessels_yaml` gives starts at once; its creation overrides, if any, apply when the listing arrives."""
         entry = self._vessels_cfg.get(name, {})
-        model = entry.get("model") or self._models.get(name)
-        if not model:
-            client = self._list_client(worker)
-            if client is not None and client.service_is_ready():
-                self._pending[name] = worker
-                if worker not in self._inflight:  # one request per worker answers every pending vessel
-                    self._inflight.add(worker)
-                    future = client.call_async(ListVessels.Request())
-                    future.add_done_callback(lambda f, w=worker: self._on_vessel_list(w, f))
-                return {}, ""
-            model = self._model_from_name(name)
-        base = self._catalogue_sensors(model) if model else {}
+        listed = self._listed.get(name)
+        if listed is None and self._ask_worker(name, worker) and not entry.get("model"):
+            self._unsuited.add(name)
+            return {}, ""
+        listed_model, spawn_sensors = listed or ("", None)
+        model = entry.get("model") or listed_model or self._model_from_name(name)
+        base = merge_sensors(self._catalogue_sensors(model) if model else {}, spawn_sensors)
         return parse_suite(merge_sensors(base, entry.get("sensors")), f"vessel {name} (model {model!r}) sensors"), model
+
+    def _ask_worker(self, name: str, worker: str) -> bool:
+        """Ask the vessel's worker for its listing (one request in flight per worker answers every vessel that
+        waits); False if the worker's list_vessels service is not there."""
+        client = self._list_client(worker)
+        if client is None or not client.service_is_ready():
+            return False
+        self._pending[name] = worker
+        if worker not in self._inflight:
+            self._inflight.add(worker)
+            future = client.call_async(ListVessels.Request())
+            future.add_done_callback(lambda f, w=worker: self._on_vessel_list(w, f))
+        return True
+
+    @staticmethod
+    def _spawn_sensors(info: VesselInfo) -> dict | None:
+        """The `sensors:` mapping of the overrides a vessel was created with (None if there are none). The
+        worker validated them against the catalogue when it created the vessel."""
+        overrides = yaml.safe_load(info.overrides_yaml) if info.overrides_yaml.strip() else None
+        return overrides.get("sensors") if isinstance(overrides, dict) else None
 
     def _list_client(self, worker: str):
         if not worker:
@@ -320,13 +346,20 @@ class SensorPublisher(Node):
         except Exception as exc:  # noqa: BLE001 - a failed query must not stop the node
             self.get_logger().warning(f"list_vessels failed ({exc}); vessels get their suite from their name")
             vessels = []
+        listed = {}
         for info in vessels:
-            self._models[info.name] = info.model
+            try:
+                listed[info.name] = (info.model, self._spawn_sensors(info))
+            except yaml.YAMLError as exc:
+                self.get_logger().error(f"vessel {info.name}: creation overrides ignored by the sensors ({exc})")
+                listed[info.name] = (info.model, None)
         for name in [n for n, w in self._pending.items() if w == worker]:
             del self._pending[name]
+            self._listed[name] = listed.get(name, ("", None))  # not listed (yet): suite from the name
             slot = self._slot_of.get(name)
-            if slot is not None:
-                self._models.setdefault(name, self._model_from_name(name))
+            waited = name in self._unsuited
+            self._unsuited.discard(name)
+            if slot is not None and (waited or self._listed[name][1] is not None):
                 self._unconfigure(slot)
                 self._configure(name, slot, self._owner.get(name, ""))
 

@@ -14,6 +14,7 @@ from sensor_msgs.msg import FluidPressure, Imu, NavSatFix  # noqa: E402
 
 from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
 from lotusim_interfaces.msg import AIS  # noqa: E402
+from lotusim_interfaces.srv import ListVessels  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 from simnodes import Sim, create_item, spin_until  # noqa: E402
 
@@ -72,3 +73,34 @@ def test_catalogue_suites_follow_the_physics(sim):
     assert np.abs(enu[:, 0].mean() - 50.0) < 2.0 and np.abs(enu[:, 1].mean()) < 2.0
     (report,) = got["/boat/ais"]  # class B, slow: one report every 180 s
     assert report.name == "boat" and report.ais_class == AIS.CLASS_B
+
+
+def test_creation_overrides_change_the_sensor_suite(sim):
+    """Sensor overrides given with the create item (FleetCommand overrides_yaml) reach the sensor_publisher through
+    the worker's listing: a 25 Hz IMU instead of the catalogue's 50 Hz and no DVL on this LRAUV; another LRAUV
+    created without overrides keeps the catalogue suite; the node's own vessels_yaml is not needed."""
+    sim, _sensors = sim
+    got = {t: [] for t in ("/custom/imu/data", "/custom/dvl", "/plain/imu/data", "/plain/dvl")}
+    for topic, values in got.items():
+        kind = Imu if topic.endswith("imu/data") else TwistWithCovarianceStamped
+        sim.client.create_subscription(kind, topic, values.append, 200)
+    overrides = "{sensors: {imu: {rate_hz: 25}, dvl: {enabled: false}}}"
+    result = sim.command(
+        [create_item("custom", "lrauv", (0.0, 0.0, -10.0), overrides), create_item("plain", "lrauv", (9.0, 0, -10.0))]
+    )
+    assert all(r.ok for r in result.results), [r.reason for r in result.results]
+    for _ in range(150):  # 3 s of sim time: three 1 Hz DVL samples on the plain LRAUV
+        sim.step(1)
+        sim.spin_for(0.01)
+    spin_until(sim.executor, lambda: len(got["/custom/imu/data"]) >= 60, 10.0, "IMU messages of the custom LRAUV")
+    sim.spin_for(0.2)
+    stamps = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["/custom/imu/data"]])
+    assert np.all(np.diff(stamps[1:]) == 40_000_000)  # 25 Hz (the first sample comes with the listing's reply)
+    plain = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["/plain/imu/data"]])
+    assert np.all(np.diff(plain) == 20_000_000)  # the catalogue's 50 Hz
+    assert not got["/custom/dvl"] and got["/plain/dvl"]
+    listing = sim.client.create_client(ListVessels, "/lotusim/list_vessels")  # the MAS server lists them too
+    spin_until(sim.executor, listing.service_is_ready, 10.0, "/lotusim/list_vessels")
+    reply = listing.call_async(ListVessels.Request())
+    spin_until(sim.executor, reply.done, 10.0, "the vessel listing")
+    assert {v.name: v.overrides_yaml for v in reply.result().vessels} == {"custom": overrides, "plain": ""}
