@@ -7,7 +7,8 @@
 # 2. creates .venv and installs the pinned ROS 2 Kilted wheels (requirements/ros-kilted.txt) and the Python
 #    dependencies (requirements/python.txt, transitive pins in requirements/constraints.txt); when ROS_DISTRO is
 #    set and rclpy imports, it uses that ROS 2 instead of the wheels (venv with --system-site-packages);
-# 3. builds lotusim_interfaces with CMake + rosidl and installs it into the venv prefix;
+# 3. builds lotusim_interfaces (and a tf2_msgs stand-in when the wheels lack it) with CMake + rosidl and installs
+#    them into the venv prefix;
 # 4. installs the lotusim package (editable) and writes env.sh, the one file to source.
 # Each step is skipped when its inputs are unchanged (stamp files in .venv/), so a second run takes seconds.
 set -euo pipefail
@@ -69,7 +70,7 @@ if [ "$(cat "$VENV/.stamp-deps" 2>/dev/null)" != "$deps_sha" ]; then
     [ -z "$missing" ] || "${PIP[@]}" $missing
   fi
   echo "$deps_sha" > "$VENV/.stamp-deps"
-  rm -f "$VENV/.stamp-interfaces"
+  rm -f "$VENV/.stamp-interfaces" "$VENV/.stamp-tf2-msgs"
 fi
 
 # The message wheels' exported CMake targets hard-code the wheel builder's include paths; point them at this
@@ -89,22 +90,36 @@ if [ "$MODE" = wheels ]; then
 else
   PREFIX_PATH=${AMENT_PREFIX_PATH:-}
 fi
-iface_sha=$(tree_sha lotusim_interfaces)-$deps_sha
-if [ "$(cat "$VENV/.stamp-interfaces" 2>/dev/null)" != "$iface_sha" ]; then
-  say "building lotusim_interfaces (CMake + rosidl, about a minute)"
+build_interfaces() {  # build_interfaces <package dir relative to ROOT>: CMake + rosidl, installed into the venv
+  local dir=$1 name log
+  name=$(basename "$dir")
+  say "building $name (CMake + rosidl, about a minute)"
   mkdir -p "$BUILD"
-  log=$BUILD/lotusim_interfaces.log
+  log=$BUILD/$name.log
   if ! (
     export AMENT_PREFIX_PATH=$PREFIX_PATH CMAKE_PREFIX_PATH=${PREFIX_PATH//:/;}
     export PATH=$VENV/bin:$PATH LD_LIBRARY_PATH=$VENV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    cmake -S "$ROOT/lotusim_interfaces" -B "$BUILD/lotusim_interfaces" -DCMAKE_INSTALL_PREFIX="$VENV" \
+    cmake -S "$ROOT/$dir" -B "$BUILD/$name" -DCMAKE_INSTALL_PREFIX="$VENV" \
       -DPython3_EXECUTABLE="$VPY" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release
-    cmake --build "$BUILD/lotusim_interfaces" -j"$(nproc 2>/dev/null || echo 2)"
-    cmake --install "$BUILD/lotusim_interfaces"
+    cmake --build "$BUILD/$name" -j"$(nproc 2>/dev/null || echo 2)"
+    cmake --install "$BUILD/$name"
   ) >"$log" 2>&1; then
     tail -n 30 "$log" >&2
-    die "building lotusim_interfaces failed (full log: $log)"
+    die "building $name failed (full log: $log)"
   fi
+}
+# tf2_msgs (for /tf) is not among the ROS 2 wheels: a stand-in with its TFMessage (third_party/tf2_msgs) is built
+# when none imports; a sourced ROS 2 distribution has the real one.
+tf2_sha=$(tree_sha third_party/tf2_msgs)-$deps_sha
+if [ "$(cat "$VENV/.stamp-tf2-msgs" 2>/dev/null)" != "$tf2_sha" ]; then
+  if [ "$MODE" = wheels ] || ! "$VPY" -c 'import tf2_msgs.msg' >/dev/null 2>&1; then
+    build_interfaces third_party/tf2_msgs
+  fi
+  echo "$tf2_sha" > "$VENV/.stamp-tf2-msgs"
+fi
+iface_sha=$(tree_sha lotusim_interfaces)-$deps_sha
+if [ "$(cat "$VENV/.stamp-interfaces" 2>/dev/null)" != "$iface_sha" ]; then
+  build_interfaces lotusim_interfaces
   echo "$iface_sha" > "$VENV/.stamp-interfaces"
 fi
 
@@ -129,6 +144,6 @@ export LOTUSIM_ROOT="$ROOT"
 EOF
 if ! cmp -s "$ENV_FILE.tmp" "$ENV_FILE"; then mv "$ENV_FILE.tmp" "$ENV_FILE"; else rm -f "$ENV_FILE.tmp"; fi
 
-"$VPY" -c 'import rclpy, lotusim_interfaces.action, lotusim_core' \
-  || die "the environment does not import (rclpy, lotusim_interfaces, lotusim_core): see the messages above"
+"$VPY" -c 'import rclpy, lotusim_interfaces.action, tf2_msgs.msg, lotusim_core' \
+  || die "the environment does not import (rclpy, lotusim_interfaces, tf2_msgs, lotusim_core): see the messages above"
 say "ready ($MODE): source env.sh to use it"

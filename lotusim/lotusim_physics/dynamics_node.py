@@ -7,6 +7,8 @@ them at a fixed step, and publishes (docs/interfaces.md):
   `fleet_state_rate_hz` of sim time when that is set (> 0);
 - /<vessel>/odom (nav_msgs/Odometry, ground truth, frame `map` ENU, child `<vessel>/base_link` FLU) at
   `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load);
+- /tf (tf2_msgs/TFMessage): map -> <vessel>/base_link of the same vessels at the same steps as the odometry, one
+  message per step (parameter `publish_tf`);
 - /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time.
 A rate of sim time is kept exactly on average: the output follows the first step at or after each multiple of
 its period (lotusim_physics.output_schedule; 0.03 s steps at 10 Hz: intervals of 0.12, 0.09, 0.09 s). It
@@ -32,17 +34,18 @@ from pathlib import Path
 import numpy as np
 import yaml
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Wrench
+from geometry_msgs.msg import TransformStamped, Wrench
 from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
+from tf2_msgs.msg import TFMessage
 
 from lotusim_core import frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
-from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, raw_publish
+from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, RawSequence, raw_publish
 from lotusim_core.node_runner import run_node_main
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.action import StepFor
@@ -64,6 +67,8 @@ ODOM_DOUBLES = [
     "twist.twist.angular.x", "twist.twist.angular.y", "twist.twist.angular.z",
 ]  # fmt: skip
 ODOM_INTS = ["header.stamp.sec", "header.stamp.nanosec"]
+# the numbers of a geometry_msgs/TransformStamped that change: the first 7 columns of Fleet.scatter_state_enu
+TF_DOUBLES = [f"transform.translation.{a}" for a in "xyz"] + [f"transform.rotation.{a}" for a in "xyzw"]
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
@@ -140,6 +145,7 @@ class DynamicsWorker(Node):
         self.fleet_state_every = max(1, int(self.declare_parameter("fleet_state_every", 1).value))
         self.fleet_state_rate_hz = float(self.declare_parameter("fleet_state_rate_hz", 0.0).value)
         self.odom_rate_hz = float(self.declare_parameter("odom_rate_hz", 10.0).value)
+        publish_tf = bool(self.declare_parameter("publish_tf", True).value)
         self.stats_rate_hz = float(self.declare_parameter("stats_rate_hz", 1.0).value)
         integrator = self.declare_parameter("integrator", "rk4").value
         substeps = int(self.declare_parameter("substeps", 1).value)
@@ -191,6 +197,10 @@ class DynamicsWorker(Node):
         self._clock_send = raw_publish(self._clock_pub) if self._clock_pub is not None else None
         self._state_pub = self.create_publisher(FleetState, "/lotusim/fleet_state", 10)
         self._state_send = raw_publish(self._state_pub)
+        # /tf with the depth of tf2's broadcasters; the transforms of the vessels due, per set of due groups
+        self._tf_pub = self.create_publisher(TFMessage, "/tf", 100) if publish_tf else None
+        self._tf_send = raw_publish(self._tf_pub) if self._tf_pub is not None else None
+        self._tf_out: dict[tuple[int, ...], tuple[RawSequence, np.ndarray]] = {}
         self._stats_pub = self.create_publisher(SimStats, "/lotusim/stats", 10)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         prefix = f"/lotusim/{self.worker}"
@@ -439,6 +449,30 @@ class DynamicsWorker(Node):
             send = sends[i]
             if send is not None:
                 send(message(i))
+        if self._tf_send is not None:
+            self._publish_tf(rows, stamp, groups)
+
+    def _publish_tf(self, rows: np.ndarray, stamp: tuple[int, int], groups: tuple[int, ...]) -> None:
+        """One tf2_msgs/TFMessage with map -> <vessel>/base_link (ENU position, ENU <- FLU rotation) of fleet rows
+        `rows`: written into its serialized bytes by one compiled pass, the stamps by one assignment."""
+        out = self._tf_out.get(groups)
+        if out is None:
+            out = self._tf_out[groups] = self._transforms_message(rows)
+        transforms, index = out
+        self.fleet.scatter_state_enu(rows, transforms.doubles, index)
+        transforms.write_ints(stamp)
+        self._tf_send(transforms.message())
+
+    def _transforms_message(self, rows: np.ndarray) -> tuple[RawSequence, np.ndarray]:
+        """The serialized TFMessage of fleet rows `rows` and, per fleet row, where its pose goes in it."""
+        names = self.fleet.names
+        msg = TFMessage(transforms=[TransformStamped(child_frame_id=f"{names[i]}/base_link") for i in rows.tolist()])
+        for transform in msg.transforms:
+            transform.header.frame_id = "map"
+        transforms = RawSequence(msg, "transforms", TF_DOUBLES, ["header.stamp.sec", "header.stamp.nanosec"])
+        index = np.zeros((len(names), len(TF_DOUBLES)), dtype=np.int64)  # columns of Fleet.scatter_state_enu
+        index[rows] = transforms.double_index
+        return transforms, index
 
     def _layout_odometry(self) -> None:
         """One odometry row per vessel in fleet order, and its publish function (None until its topic exists)."""
@@ -446,6 +480,7 @@ class DynamicsWorker(Node):
         self._odom.layout(names, self._odom_message)
         self._odom_sends = [self.vessels[name].odom_send for name in names]
         self._odom_rows = {}  # the rows due for each set of due groups, filled as they come
+        self._tf_out = {}
 
     @staticmethod
     def _odom_message(name: str) -> Odometry:

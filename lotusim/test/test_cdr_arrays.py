@@ -77,3 +77,32 @@ def test_odometry_batch_rows_deserialize_exactly_for_names_of_every_length():
     empty = RawBatch(doubles, ["header.stamp.sec"])
     empty.write(np.arange(0), np.zeros((0, 13)), (1,))  # no rows: nothing to do, no error
     assert empty.rows == 0
+
+
+def test_transforms_sequence_rows_deserialize_exactly_for_frames_of_every_length():
+    """RawSequence: a tf2_msgs/TFMessage whose child frame ids shift every element's layout (11 lengths: every
+    alignment), its numbers written through NumPy, reads back as the message rclpy would have built."""
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+
+    from lotusim_core.cdr import RawSequence
+
+    names = [f"v{'x' * k}/base_link" for k in range(11)]
+    msg = TFMessage(transforms=[TransformStamped(child_frame_id=name) for name in names])
+    for transform in msg.transforms:
+        transform.header.frame_id = "map"
+    fields = [f"transform.translation.{a}" for a in "xyz"] + [f"transform.rotation.{a}" for a in "xyzw"]
+    seq = RawSequence(msg, "transforms", fields, ["header.stamp.sec", "header.stamp.nanosec"])
+    assert seq.rows == len(names) and seq.double_index.shape == (len(names), 7)
+    values = np.random.default_rng(3).normal(size=(len(names), 7))
+    seq.doubles[seq.double_index] = values
+    seq.write_ints((-2, 4_000_000_000))  # int32 and uint32 extremes
+    out = deserialize_message(seq.message(), TFMessage)
+    for i, t in enumerate(out.transforms):
+        tr, ro = t.transform.translation, t.transform.rotation
+        assert [tr.x, tr.y, tr.z, ro.x, ro.y, ro.z, ro.w] == values[i].tolist()
+        assert (t.header.stamp.sec, t.header.stamp.nanosec) == (-2, 4_000_000_000)
+        assert t.header.frame_id == "map" and t.child_frame_id == names[i]
+    assert msg.transforms[0].transform.rotation.w == 1.0  # the template message is left as it was
+    with pytest.raises(ValueError, match="no field"):
+        RawSequence(msg, "transforms", ["transform.nope"])

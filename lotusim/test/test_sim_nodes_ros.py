@@ -14,6 +14,7 @@ from geometry_msgs.msg import Vector3, Wrench  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from lotusim_core.ros_arrays import from_float64_array  # noqa: E402
 from lotusim_interfaces.msg import FleetCommandItem, FleetState, ItemResult, VesselDescription  # noqa: E402
@@ -257,15 +258,17 @@ def test_publication_rates_in_sim_time_with_batched_steps(ros_context, case):
     step_s, params, n_steps, expected_ms = RATE_CASES[case]
     sim = Sim(ros_context, mode="lockstep", step_s=step_s, odom_rate_hz=10.0, **params)
     try:
-        clocks, states, odom = [], [], {"a": [], "b": []}
+        clocks, states, odom, tf = [], [], {"a": [], "b": []}, []
         sim.client.create_subscription(Clock, "/clock", clocks.append, 1000)
+        sim.client.create_subscription(TFMessage, "/tf", tf.append, 1000)
         sim.client.create_subscription(FleetState, "/lotusim/fleet_state", states.append, 1000)
         sim.command([create_item("a", "lrauv", (0, 0, -10)), create_item("b", "lrauv", (9, 0, -10))])
         for name in odom:
             sim.client.create_subscription(Odometry, f"/{name}/odom", odom[name].append, 1000)
             spin_until(sim.executor, lambda n=name: sim.worker.vessels[n].odom_pub is not None, 10.0, "odom topic")
         # every writer has matched our readers (messages sent before the match would be lost)
-        writers = [sim.worker._clock_pub, sim.worker._state_pub] + [sim.worker.vessels[n].odom_pub for n in odom]
+        writers = [sim.worker._clock_pub, sim.worker._state_pub, sim.worker._tf_pub]
+        writers += [sim.worker.vessels[n].odom_pub for n in odom]
         spin_until(sim.executor, lambda: all(w.get_subscription_count() > 0 for w in writers), 30.0, "matching")
         sim.spin_for(0.2)
         assert sim.step(n_steps).success
@@ -289,6 +292,24 @@ def test_publication_rates_in_sim_time_with_batched_steps(ros_context, case):
         for state, msg in zip(states, odom["a"], strict=True):
             p = msg.pose.pose.position
             assert list(from_float64_array(state.position)[:3]) == [p.x, p.y, p.z]
+        # /tf: map -> <vessel>/base_link with each odometry's stamp and pose, one message per step
+        spin_until(sim.executor, lambda: sum(len(m.transforms) for m in tf) >= 2 * count, 10.0, "transforms")
+        transforms = [t for m in tf for t in m.transforms]
+        assert all(len({(t.header.stamp.sec, t.header.stamp.nanosec) for t in m.transforms}) == 1 for m in tf)
+        for name, msgs in odom.items():
+            mine = [t for t in transforms if t.child_frame_id == f"{name}/base_link"]
+            assert stamps_ms(mine) == stamps_ms(msgs)
+            for t, msg in zip(mine, msgs, strict=True):
+                p, q = msg.pose.pose.position, msg.pose.pose.orientation
+                tr, ro = t.transform.translation, t.transform.rotation
+                assert t.header.frame_id == msg.header.frame_id == "map"
+                assert [tr.x, tr.y, tr.z, ro.x, ro.y, ro.z, ro.w] == [p.x, p.y, p.z, q.x, q.y, q.z, q.w]
+        assert len(transforms) == sum(len(v) for v in odom.values())
+        # the type is ROS 2's own (the bootstrap's stand-in when the wheels lack tf2_msgs): the type hash that ROS 2
+        # Jazzy / Kilted report for tf2_msgs/msg/TFMessage (`ros2 topic info -v /tf`), so tf2 tools and rviz match
+        (info,) = sim.client.get_publishers_info_by_topic("/tf")
+        assert info.topic_type == "tf2_msgs/msg/TFMessage"
+        assert str(info.topic_type_hash) == "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087"
     finally:
         sim.close()
 
