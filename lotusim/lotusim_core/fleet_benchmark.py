@@ -9,7 +9,8 @@ scripts), spawns N vessels through the FleetCommand action, subscribes to /lotus
 - the worker process's CPU use (from /proc, user + system),
 - the fleet states received per second by this subscriber.
 Settings follow issue 5: 0.03 s step, /clock every step; realtime mode: fleet_state every step, odometry at
-10 Hz per vessel; fast mode: fleet_state and odometry at 10 Hz of sim time.
+10 Hz per vessel; fast mode: fleet_state and odometry at 10 Hz of sim time; /tf with the odometry (the worker's
+default) unless --no-tf.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class FleetBenchRow:
     worker_cpu_percent: float
     fleet_states_per_s: float
     spawn_s: float
+    tf: bool = True
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -80,9 +82,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def measure(
-    vessels: int, mode: str, model: str = "lrauv", step_s: float = 0.03, window_s: float = 5.0
+    vessels: int, mode: str, model: str = "lrauv", step_s: float = 0.03, window_s: float = 5.0, tf: bool = True
 ) -> FleetBenchRow:
-    """Run one fleet size and return its measured row."""
+    """Run one fleet size and return its measured row (`tf`: the worker publishes /tf, its default)."""
     import rclpy
     from rclpy.action import ActionClient
 
@@ -111,6 +113,8 @@ def measure(
             "odom_rate_hz:=10.0",
             "-p",
             "stats_rate_hz:=2.0",
+            "-p",
+            f"publish_tf:={str(tf).lower()}",
         ],
         env,
         worker_log,
@@ -207,20 +211,21 @@ def measure(
         worker_cpu_percent=round(100 * cpu, 1),
         fleet_states_per_s=round(len(states) / window_s, 1),
         spawn_s=round(spawn_s, 3),
+        tf=tf,
     )
 
 
 def print_table(rows: list[FleetBenchRow]) -> None:
     header = (
         f"{'vessels':>8} {'mode':>9} {'RTF':>9} {'RTF(sub)':>9} {'step ms':>8} {'max ms':>8} {'CPU %':>6} "
-        f"{'states/s':>9} {'spawn s':>8}"
+        f"{'states/s':>9} {'spawn s':>8} {'tf':>3}"
     )
     print(header)
     for r in rows:
         print(
             f"{r.vessels:>8} {r.mode:>9} {r.rtf:>9.2f} {r.rtf_subscriber:>9.2f} {r.step_compute_ms:>8.3f} "
             f"{r.step_compute_max_ms:>8.2f} {r.worker_cpu_percent:>6.1f} {r.fleet_states_per_s:>9.1f} "
-            f"{r.spawn_s:>8.3f}"
+            f"{r.spawn_s:>8.3f} {'on' if r.tf else 'off':>3}"
         )
 
 
@@ -255,6 +260,9 @@ def register_bench(targets: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default="lrauv", help="catalogue model to spawn")
     p.add_argument("--window", type=float, default=5.0, help="measurement window, wall seconds")
     p.add_argument("--json", action="store_true", help="one JSON object per row instead of a table")
+    p.add_argument(
+        "--no-tf", action="store_true", help="worker without /tf (publish_tf false): the outputs of issue 5's goals"
+    )
     p.add_argument("--plot", default="", help="write an RTF vs vessels plot (PNG) with the anchors")
     p.set_defaults(func=cmd_bench_fleet)
 
@@ -267,7 +275,7 @@ def cmd_bench_fleet(args: argparse.Namespace) -> int:
     for n in sizes:
         if not args.json:
             print(f"bench fleet: {n} x {args.model}, mode {args.mode} ...", flush=True)
-        row = measure(n, args.mode, args.model, window_s=args.window)
+        row = measure(n, args.mode, args.model, window_s=args.window, tf=not args.no_tf)
         rows.append(row)
         if args.json:
             print(json.dumps(asdict(row)), flush=True)
