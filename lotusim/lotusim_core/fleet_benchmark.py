@@ -245,7 +245,7 @@ def plot(rows: list[FleetBenchRow], path: str) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("vessels")
     ax.set_ylabel("real-time factor")
-    ax.set_title("Fleet RTF, 0.03 s step, /clock every step (lotusim: separate processes + subscriber)")
+    ax.set_title("Fleet RTF, 0.03 s step, /clock every step\n(lotusim: separate processes + subscriber)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

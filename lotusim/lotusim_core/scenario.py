@@ -89,6 +89,7 @@ class Physics:
     substeps: int = 1
     fleet_state_every: int = 1
     odom_rate_hz: float = 10.0
+    publish_tf: bool = True  # /tf: map -> <vessel>/base_link with the odometry (off when a HIL stack owns the frames)
     stats_rate_hz: float = 1.0
 
     @property
@@ -347,6 +348,7 @@ class Scenario:
                 "real_time_factor": p.real_time_factor,
                 "fleet_state_every": p.fleet_state_every,
                 "odom_rate_hz": p.odom_rate_hz,
+                "publish_tf": p.publish_tf,
                 "stats_rate_hz": p.stats_rate_hz,
                 "integrator": p.integrator,
                 "substeps": p.substeps,
@@ -583,6 +585,7 @@ class _Validator:
             substeps=self.integer(raw, "substeps", key, d.substeps, low=1),
             fleet_state_every=self.integer(raw, "fleet_state_every", key, d.fleet_state_every, low=1),
             odom_rate_hz=self.number(raw, "odom_rate_hz", key, d.odom_rate_hz, low=0.0, strict_low=True),
+            publish_tf=self.boolean(raw, "publish_tf", key, d.publish_tf),
             stats_rate_hz=self.number(raw, "stats_rate_hz", key, d.stats_rate_hz, low=0.0, strict_low=True),
         )
         if p.mode == "realtime" and p.real_time_factor != 1.0:

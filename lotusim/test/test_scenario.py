@@ -94,6 +94,7 @@ ERRORS = [
     ("physics: {step_s: -0.1}\n", "physics.step_s", "> 0"),
     ("physics: {step_s: 0.1, odom_rate_hz: 50}\n", "physics.odom_rate_hz", "faster than the physics step"),
     ("physics: {workers: 0}\n", "physics.workers", "integer >= 1"),
+    ("physics: {publish_tf: maybe}\n", "physics.publish_tf", "true or false"),
     ("environment: {current: {model: tidal}}\n", "environment.current.model", "expected one of"),
     (
         "environment: {current: {model: ekman, eddy_viscosity_m2s: -1}}\n",
@@ -354,7 +355,7 @@ def test_plan_node_parameters_match_the_scenario(tmp_path):
         seed: 11
         duration_s: 42
         physics: {step_s: 0.01, mode: scaled, real_time_factor: 4, workers: 3, integrator: euler, substeps: 2,
-                  odom_rate_hz: 20, stats_rate_hz: 2}
+                  odom_rate_hz: 20, stats_rate_hz: 2, publish_tf: false}
         world:
           origin: {latitude_deg: 43.1, longitude_deg: 5.9}
           water_density_kgm3: 1029.5
@@ -387,6 +388,7 @@ def test_plan_node_parameters_match_the_scenario(tmp_path):
             2,
         )
         assert (d["odom_rate_hz"], d["stats_rate_hz"], d["water_density_kgm3"]) == (20.0, 2.0, 1029.5)
+        assert d["publish_tf"] is False
         assert all(type(d[key]) is float for key in ("step_s", "real_time_factor", "odom_rate_hz"))
     assert (p["mas_server"]["origin_latitude_deg"], p["mas_server"]["origin_longitude_deg"]) == (43.1, 5.9)
     env = yaml.safe_load(p["current_server"]["environment_yaml"])
