@@ -201,6 +201,7 @@ class DynamicsWorker(Node):
         self._tf_pub = self.create_publisher(TFMessage, "/tf", 100) if publish_tf else None
         self._tf_send = raw_publish(self._tf_pub) if self._tf_pub is not None else None
         self._tf_out: dict[tuple[int, ...], tuple[RawSequence, np.ndarray]] = {}
+        self._tf_names: tuple[str, ...] = ()  # the fleet (in order) that _tf_out was laid out for
         self._stats_pub = self.create_publisher(SimStats, "/lotusim/stats", 10)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         prefix = f"/lotusim/{self.worker}"
@@ -480,7 +481,8 @@ class DynamicsWorker(Node):
         self._odom.layout(names, self._odom_message)
         self._odom_sends = [self.vessels[name].odom_send for name in names]
         self._odom_rows = {}  # the rows due for each set of due groups, filled as they come
-        self._tf_out = {}
+        if self._tf_names != tuple(names):  # a move or a new environment keeps the transforms' layout
+            self._tf_out, self._tf_names = {}, tuple(names)
 
     @staticmethod
     def _odom_message(name: str) -> Odometry:

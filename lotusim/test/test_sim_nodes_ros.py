@@ -547,3 +547,31 @@ def test_worker_converts_a_request_s_poses_at_once_and_refuses_only_the_bad_one(
     assert "quaternion" in reply.results[1].reason
     position, _, _, _ = sim.worker.fleet.state_enu()
     np.testing.assert_allclose(position[sim.worker.fleet.names.index("g2")], [2.0, 0.0, -5.0], atol=1e-12)
+
+
+def test_tf_follows_moves_and_deletes(sim):
+    """After a delete and a move, /tf carries exactly the remaining vessels, each at its new ground-truth pose
+    (the transforms' layout is kept across a move and laid out again when the fleet's names change)."""
+    tf = []
+    sim.client.create_subscription(TFMessage, "/tf", tf.append, 1000)
+    result = sim.command([create_item(n, "lrauv", (10.0 * k, 0.0, -10.0)) for k, n in enumerate("abc")])
+    assert all(r.ok for r in result.results)
+    spin_until(sim.executor, lambda: sim.worker._tf_pub.get_subscription_count() > 0, 30.0, "/tf matched")
+    sim.step(10)
+    frames = lambda: {t.child_frame_id for m in tf for t in m.transforms}  # noqa: E731
+    spin_until(sim.executor, lambda: frames() == {"a/base_link", "b/base_link", "c/base_link"}, 10.0, "transforms")
+    result = sim.command([delete_item("b"), _move_item("a", (100.0, 50.0, -20.0))])
+    assert all(r.ok for r in result.results), [r.reason for r in result.results]
+    sim.spin_for(0.2)
+    tf.clear()
+    sim.step(8)  # two whole odometry periods (0.02 s steps at 10 Hz: 5 steps)
+    spin_until(sim.executor, lambda: sum(len(m.transforms) for m in tf) >= 2, 10.0, "transforms after the changes")
+    sim.spin_for(0.3)
+    latest = {t.child_frame_id: t.transform.translation for m in tf for t in m.transforms}
+    assert set(latest) == {"a/base_link", "c/base_link"}
+    pos, _, _, _ = sim.worker.fleet.state_enu()
+    rows = {name: i for i, name in enumerate(sim.worker.fleet.names)}
+    for name in "ac":  # each vessel's last transform is from one of the last 5 steps: millimetres from the physics
+        t = latest[f"{name}/base_link"]
+        assert [t.x, t.y, t.z] == pytest.approx(pos[rows[name]].tolist(), abs=0.5)
+    assert latest["a/base_link"].x == pytest.approx(100.0, abs=0.5)  # the moved vessel's new place
