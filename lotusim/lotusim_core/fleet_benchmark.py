@@ -35,6 +35,7 @@ ANCHORS_FAST_RTF = {
     "UUV Simulator BlueROV2": {1: 143.53, 2: 86.11, 5: 37.97, 10: 20.49, 20: 9.6, 25: 8.02},
 }
 ANCHORS_REALTIME = "LOTUSim keeps a 30 ms step for ~55 LRAUVs (no GUI/sensors) and 200 ms for ~750 (peers.md §7)"
+ANCHORS_REALTIME_STEP_MS = {55: 30.0, 750: 200.0}  # the same: LOTUSim's physics step (ms) at N LRAUVs
 
 
 @dataclass
@@ -235,14 +236,22 @@ def plot(rows: list[FleetBenchRow], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    if all(r.mode == "realtime" for r in rows):
+        fig, (ax, ax_step) = plt.subplots(1, 2, figsize=(10, 4.5))
+        _plot_step_budget(ax_step, rows)
+    else:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
     for mode in sorted({r.mode for r in rows}):
         sel = [r for r in rows if r.mode == mode]
         ax.plot([r.vessels for r in sel], [r.rtf for r in sel], "o-", label=f"lotusim ({mode})")
-    for name, points in ANCHORS_FAST_RTF.items():
-        ax.plot(list(points), list(points.values()), "x--", alpha=0.7, label=name)
+    if any(r.mode == "fast" for r in rows):
+        for name, points in ANCHORS_FAST_RTF.items():
+            ax.plot(list(points), list(points.values()), "x--", alpha=0.7, label=name)
+        ax.set_yscale("log")
+    else:
+        ax.axhline(0.99, color="grey", linestyle=":", label="goal: RTF >= 0.99")
+        ax.set_ylim(0.9, 1.02)
     ax.set_xscale("log")
-    ax.set_yscale("log")
     ax.set_xlabel("vessels")
     ax.set_ylabel("real-time factor")
     ax.set_title("Fleet RTF, 0.03 s step, /clock every step\n(lotusim: separate processes + subscriber)")
@@ -251,6 +260,23 @@ def plot(rows: list[FleetBenchRow], path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"plot written to {path}")
+
+
+def _plot_step_budget(ax, rows: list[FleetBenchRow]) -> None:
+    """Real time: the worker's compute per 30 ms step (mean and max) against the step, and LOTUSim's step."""
+    n = [r.vessels for r in rows]
+    ax.plot(n, [r.step_compute_ms for r in rows], "o-", label="lotusim: compute per step (mean)")
+    ax.plot(n, [r.step_compute_max_ms for r in rows], "v:", label="lotusim: longest step in the window")
+    ax.axhline(1e3 * rows[0].step_s, color="grey", linestyle="--", label=f"the {1e3 * rows[0].step_s:g} ms step")
+    anchors = ANCHORS_REALTIME_STEP_MS
+    ax.plot(list(anchors), list(anchors.values()), "x", markersize=9, label="LOTUSim physics step (peers.md §7)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("vessels")
+    ax.set_ylabel("ms")
+    ax.set_title("Real time: compute per step vs the step")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
 
 
 def register_bench(targets: argparse._SubParsersAction) -> None:
