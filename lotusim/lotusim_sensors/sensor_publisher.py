@@ -330,7 +330,8 @@ class SensorPublisher(Node):
         """The `sensors:` mapping of the overrides a vessel was created with (None if there are none). The
         worker validated them against the catalogue when it created the vessel."""
         overrides = yaml.safe_load(info.overrides_yaml) if info.overrides_yaml.strip() else None
-        return overrides.get("sensors") if isinstance(overrides, dict) else None
+        sensors = overrides.get("sensors") if isinstance(overrides, dict) else None
+        return sensors if isinstance(sensors, dict) else None
 
     def _list_client(self, worker: str):
         if not worker:
