@@ -98,15 +98,19 @@ class _Client:
             self.executor.spin_once(timeout_sec=0.05)
         return None if callable(future_or_predicate) else future_or_predicate.result()
 
+    def spin_once(self, timeout_s: float) -> None:
+        self.executor.spin_once(timeout_sec=timeout_s)
+
     def command(self, items, timeout_s: float = 120.0):
         from rclpy.action import ActionClient
 
+        from lotusim_core import reliable_calls
         from lotusim_interfaces.action import FleetCommand
 
         client = ActionClient(self.node, FleetCommand, "/lotusim/fleet_command")
         self.wait(client.server_is_ready, 30.0, "the MAS server (/lotusim/fleet_command)")
         # the client sees the server before the server has matched our response readers (a DDS discovery race):
-        # a goal sent at once can be accepted with its answer lost; give discovery a moment
+        # a goal sent at once is likely to have its answer lost (and asked for again 5 s later)
         settle = time.monotonic() + 1.0
         self.wait(lambda: time.monotonic() > settle, 5.0, "discovery")
 
@@ -114,17 +118,21 @@ class _Client:
             f = fb.feedback
             print(f"\r{f.done}/{f.total} items, {f.failed} failed", end="", file=sys.stderr, flush=True)
 
-        handle = self.wait(
-            client.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=progress), timeout_s, "goal"
+        # an answer lost to discovery is asked for again (reliable_calls: the goal still runs once)
+        handle = reliable_calls.send_goal(
+            client, FleetCommand.Goal(items=items), self.spin_once, feedback_callback=progress
         )
-        result = self.wait(handle.get_result_async(), timeout_s, "result").result
+        result = reliable_calls.goal_result(handle, self.spin_once, timeout_s).result
         print("", file=sys.stderr)
         return result
 
     def call(self, srv_type, name: str, request, timeout_s: float = 30.0):
+        """A read-only service call (listings), re-sent if its answer is lost."""
+        from lotusim_core import reliable_calls
+
         client = self.node.create_client(srv_type, name)
         self.wait(client.service_is_ready, timeout_s, name)
-        return self.wait(client.call_async(request), timeout_s, name)
+        return reliable_calls.call_read_only(client, request, self.spin_once)
 
     def close(self) -> None:
         self.executor.shutdown()

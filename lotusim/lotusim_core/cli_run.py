@@ -179,7 +179,13 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
             spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
             workers = len(plan.dynamics_nodes)
             spin_until(lambda: len(stats) >= workers, 60.0, "the dynamics workers did not report")
-            result = _spawn(client, plan.spawn_items(), spin_until)
+            def spin_once(timeout_s: float) -> None:
+                alive()
+                if STOP.is_set():
+                    raise KeyboardInterrupt
+                executor.spin_once(timeout_sec=timeout_s)
+
+            result = _spawn(client, plan.spawn_items(), spin_once)
             summary["spawned"], summary["spawn_failed"] = result.succeeded, result.failed
             for r in result.results:
                 if not r.ok:
@@ -242,19 +248,18 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
     return summary
 
 
-def _spawn(client, items, spin_until):
+def _spawn(client, items, spin_once):
+    from lotusim_core import reliable_calls
     from lotusim_interfaces.action import FleetCommand
 
     def progress(fb) -> None:
         f = fb.feedback
         print(f"\rlotusim: spawning {f.done}/{f.total}", end="", flush=True)
 
-    goal = client.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=progress)
-    spin_until(goal.done, 60.0, "the spawn goal was not accepted")
-    result = goal.result().get_result_async()
-    spin_until(result.done, 600.0, "the spawn did not finish")
+    handle = reliable_calls.send_goal(client, FleetCommand.Goal(items=items), spin_once, feedback_callback=progress)
+    result = reliable_calls.goal_result(handle, spin_once, 600.0)
     print("", flush=True)
-    return result.result().result
+    return result.result
 
 
 def _start_recorder(node, executor, path: str, plan, now_ns):

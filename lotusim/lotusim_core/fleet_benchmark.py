@@ -89,6 +89,7 @@ def measure(
     import rclpy
     from rclpy.action import ActionClient
 
+    from lotusim_core import reliable_calls
     from lotusim_core.node_runner import make_executor
     from lotusim_interfaces.action import FleetCommand
     from lotusim_interfaces.msg import FleetCommandItem, FleetState, SimStats, VesselDescription
@@ -148,6 +149,11 @@ def measure(
                 )
             executor.spin_once(timeout_sec=0.05)
 
+    def spin_once(timeout_s: float) -> None:
+        if worker.poll() is not None or mas.poll() is not None:
+            spin_until(lambda: False, 0.0, "the spawn")  # raises with the nodes' output
+        executor.spin_once(timeout_sec=timeout_s)
+
     try:
         spin_until(client.server_is_ready, 60.0, "the fleet_command action server appearing")
         settle = time.monotonic() + 1.0  # let the server match our response readers (DDS discovery race)
@@ -164,12 +170,9 @@ def measure(
             items.append(FleetCommandItem(command=FleetCommandItem.CREATE, vessel=vessel))
         for _attempt in range(20):  # the mas_server finds the worker from its stats (about 1 s after start)
             start = time.monotonic()
-            goal = client.send_goal_async(FleetCommand.Goal(items=items))
-            spin_until(goal.done, 60.0, "goal acceptance")
-            result = goal.result().get_result_async()
-            spin_until(result.done, 300.0, "the spawn of the fleet")
+            handle = reliable_calls.send_goal(client, FleetCommand.Goal(items=items), spin_once)
+            outcome = reliable_calls.goal_result(handle, spin_once, 300.0).result
             spawn_s = time.monotonic() - start
-            outcome = result.result().result
             if outcome.succeeded == vessels or outcome.results[0].code != outcome.results[0].NO_WORKER:
                 break
             end = time.monotonic() + 0.5

@@ -12,6 +12,7 @@ from rclpy.action import ActionClient
 from rclpy.experimental import EventsExecutor
 from rclpy.parameter import Parameter
 
+from lotusim_core import reliable_calls
 from lotusim_core.mas_server import MasServer
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, VesselDescription
@@ -88,11 +89,13 @@ class Sim:
         if not self.fleet_command.server_is_ready():
             self.wait_for_fleet_command()
         cb = feedback.append if feedback is not None else None
-        goal_future = self.fleet_command.send_goal_async(FleetCommand.Goal(items=items), feedback_callback=cb)
-        spin_until(self.executor, goal_future.done, timeout_s, "goal acceptance")
-        result_future = goal_future.result().get_result_async()
-        spin_until(self.executor, result_future.done, timeout_s, "goal result")
-        return result_future.result().result
+        handle = reliable_calls.send_goal(
+            self.fleet_command, FleetCommand.Goal(items=items), self.spin_once, feedback_callback=cb
+        )
+        return reliable_calls.goal_result(handle, self.spin_once, timeout_s).result
+
+    def spin_once(self, timeout_s: float) -> None:
+        self.executor.spin_once(timeout_sec=timeout_s)
 
     def wait_for_fleet_command(self, attempts: int = 3, attempt_s: float = 15.0) -> None:
         """Wait until the FleetCommand client has matched the server; renew the client between attempts.
