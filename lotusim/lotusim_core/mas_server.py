@@ -29,7 +29,7 @@ from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_core.geodesy import GeodeticOrigin
 from lotusim_core.node_runner import run_node_main
 from lotusim_interfaces.action import FleetCommand
-from lotusim_interfaces.msg import ItemResult, SimStats, VesselInfo
+from lotusim_interfaces.msg import FleetCommandItem, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
 
 
@@ -181,19 +181,42 @@ class MasServer(Node):
         reply = None if future is None else (await self._ask_all({worker: future}, self.command_timeout_s))[worker]
         if reply is None:
             self._answering.discard(worker)
-            for planned in batch:
-                results[planned.index] = ItemResult(
-                    name=planned.item.vessel.name,
-                    ok=False,
-                    code=ItemResult.NO_WORKER,
-                    reason=f"worker {worker} does not answer",
-                )
+            await self._settle_unanswered(batch, results)
             return
         self._answering.add(worker)
         for planned, result in zip(batch, reply.results, strict=True):
             results[planned.index] = result
             if result.ok:
                 self.registry.commit(planned)
+
+    async def _settle_unanswered(self, batch: list[PlannedItem], results: list) -> None:
+        """A batch its worker did not answer: the worker may have carried it out and its answer been lost (a
+        service answer is dropped while discovery is still matching, docs/simulation.md), so its vessel list is
+        read back: a create whose vessel is there and a delete whose vessel is gone are done (and recorded, or
+        the registry would lose vessels); the rest get NO_WORKER."""
+        worker = batch[0].worker
+        listing = (
+            await self._ask_all(
+                {worker: self._clients_of(worker)["list"].call_async(ListVessels.Request())}, self.list_timeout_s
+            )
+        )[worker]
+        present = None if listing is None else {info.name for info in listing.vessels}
+        for planned in batch:
+            name, command = planned.item.vessel.name, planned.item.command
+            done = present is not None and (
+                (command == FleetCommandItem.CREATE and name in present)
+                or (command == FleetCommandItem.DELETE and name not in present)
+            )
+            if done:
+                self.registry.commit(planned)
+                results[planned.index] = ItemResult(
+                    name=name, ok=True, code=ItemResult.OK, worker="" if command == FleetCommandItem.DELETE else worker
+                )
+                continue
+            reason = f"worker {worker} does not answer"
+            if present is not None and command == FleetCommandItem.MOVE:
+                reason += " (the move may have been carried out)"
+            results[planned.index] = ItemResult(name=name, ok=False, code=ItemResult.NO_WORKER, reason=reason)
 
     # --- services -------------------------------------------------------------------------------------------
     async def _on_list_vessels(self, request: ListVessels.Request, response: ListVessels.Response):

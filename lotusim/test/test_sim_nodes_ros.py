@@ -159,6 +159,37 @@ def test_batches_in_flight_are_carried_out_in_goal_order(ros_context):
         sim.close()
 
 
+def test_a_worker_answer_lost_is_settled_from_its_vessel_list(ros_context):
+    """The worker carries a batch out but its answer is lost (injected: the MAS server's client drops it): after
+    command_timeout_s the MAS server reads the worker's vessels back, so the create and the delete count as done
+    and the registry matches the worker; the move, which a listing cannot confirm, is reported as unanswered."""
+    from rclpy.task import Future
+
+    sim = Sim(ros_context, mode="lockstep", mas_params={"command_timeout_s": 1.0})
+    try:
+        sim.command([create_item("a", "lrauv", (0.0, 0.0, -5.0))])
+        client = sim.mas._clients_of("worker_0")["command"]
+        send = client.call_async
+
+        def lose_answer(request):
+            client.call_async = send  # only this request's answer is lost
+            client.remove_pending_request(send(request))
+            return Future()
+
+        client.call_async = lose_answer
+        items = [create_item("b", "remus100", (0.0, 10.0, -5.0)), delete_item("a"), _move_item("b", (5.0, 10.0, -6.0))]
+        result = sim.command(items)
+        assert [r.code for r in result.results] == [ItemResult.OK, ItemResult.OK, ItemResult.NO_WORKER]
+        assert result.results[0].worker == "worker_0" and "may have been carried out" in result.results[2].reason
+        assert [e.name for e in sim.mas.registry.entries()] == ["b"] == list(sim.worker.fleet.names)
+        position, _, _, _ = sim.worker.fleet.state_enu()
+        np.testing.assert_allclose(position[0], [5.0, 10.0, -6.0], atol=1e-9)  # the move was carried out
+        # the next goal is answered as usual
+        assert sim.command([delete_item("b")]).results[0].ok
+    finally:
+        sim.close()
+
+
 def test_cancel_stops_a_goal_at_a_batch_boundary(ros_context):
     """Cancel: the batches already sent are carried out and reported, the others are not (code CANCELED), and
     the worker and the registry hold exactly the vessels reported created."""
