@@ -179,6 +179,7 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
             spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
             workers = len(plan.dynamics_nodes)
             spin_until(lambda: len(stats) >= workers, 60.0, "the dynamics workers did not report")
+
             def spin_once(timeout_s: float) -> None:
                 alive()
                 if STOP.is_set():

@@ -26,6 +26,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ import rclpy
 import yaml
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
@@ -48,6 +50,7 @@ from lotusim_interfaces.srv import ListVessels
 from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
 from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suite
 
+LIST_RETRY_S = 5.0  # wall seconds before an unanswered list_vessels request is sent again
 STAMP = ["header.stamp.sec", "header.stamp.nanosec"]
 XYZ = ("x", "y", "z")
 # Fields rewritten at each sample in the pre-serialized messages (lotusim_core.cdr), in the order the values
@@ -167,7 +170,11 @@ class SensorPublisher(Node):
         self._unsuited: set[str] = set()  # vessels without sensors until their worker's listing tells the model
         self._list_clients: dict[str, Any] = {}
         self._pending: dict[str, str] = {}  # vessel -> worker whose list_vessels reply it waits for
-        self._inflight: set[str] = set()  # workers with a list_vessels request in flight
+        # workers with a list_vessels request in flight: (its future, monotonic wall time sent); a request not
+        # answered within LIST_RETRY_S is sent again (an answer can be lost while discovery is still matching a
+        # new client, docs/simulation.md), or its vessels would wait for their sensors for ever
+        self._inflight: dict[str, tuple[Any, float]] = {}
+        self.create_timer(1.0, self._ask_again, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._model_names = sorted(list_models(), key=len, reverse=True)
         self._banks = {kind: Bank(kind, capacity) for kind in KINDS}
         self._modem_subs: dict[int, Any] = {}
@@ -320,10 +327,25 @@ class SensorPublisher(Node):
             return False
         self._pending[name] = worker
         if worker not in self._inflight:
-            self._inflight.add(worker)
-            future = client.call_async(ListVessels.Request())
-            future.add_done_callback(lambda f, w=worker: self._on_vessel_list(w, f))
+            self._send_list_request(worker, client)
         return True
+
+    def _send_list_request(self, worker: str, client) -> None:
+        future = client.call_async(ListVessels.Request())
+        self._inflight[worker] = (future, time.monotonic())
+        future.add_done_callback(lambda f, w=worker: self._on_vessel_list(w, f))
+
+    def _ask_again(self) -> None:
+        """Re-send the list_vessels requests left unanswered for LIST_RETRY_S of wall time."""
+        now = time.monotonic()
+        for worker, (future, sent) in list(self._inflight.items()):
+            if now - sent > LIST_RETRY_S and not future.done():
+                client = self._list_clients[worker]
+                client.remove_pending_request(future)
+                self.get_logger().info(
+                    f"no list_vessels answer from worker {worker} in {LIST_RETRY_S:.0f} s: asked again"
+                )
+                self._send_list_request(worker, client)
 
     @staticmethod
     def _spawn_sensors(info: VesselInfo) -> dict | None:
@@ -341,7 +363,9 @@ class SensorPublisher(Node):
         return self._list_clients[worker]
 
     def _on_vessel_list(self, worker: str, future) -> None:
-        self._inflight.discard(worker)
+        if self._inflight.get(worker, (None,))[0] is not future:
+            return  # an answer to a request given up on
+        del self._inflight[worker]
         try:
             vessels = future.result().vessels
         except Exception as exc:  # noqa: BLE001 - a failed query must not stop the node

@@ -104,3 +104,38 @@ def test_creation_overrides_change_the_sensor_suite(sim):
     reply = listing.call_async(ListVessels.Request())
     spin_until(sim.executor, reply.done, 10.0, "the vessel listing")
     assert {v.name: v.overrides_yaml for v in reply.result().vessels} == {"custom": overrides, "plain": ""}
+
+
+def test_a_lost_listing_answer_is_asked_for_again(sim, monkeypatch):
+    """The sensor_publisher's first list_vessels request to the worker loses its answer (injected on its client):
+    it asks again after LIST_RETRY_S of wall time, and the vessel, whose name is not a model name, still gets its
+    LRAUV suite (the DVL) instead of waiting for it for ever."""
+    from rclpy.task import Future
+
+    from lotusim_sensors import sensor_publisher
+
+    sim, sensors = sim
+    monkeypatch.setattr(sensor_publisher, "LIST_RETRY_S", 0.5)
+    client = sensors._list_client("worker_0")
+    send, sent = client.call_async, []
+
+    def lose_first_answer(request):
+        sent.append(request)
+        future = send(request)
+        if len(sent) == 1:
+            client.remove_pending_request(future)
+            return Future()
+        return future
+
+    client.call_async = lose_first_answer
+    dvl: list = []
+    sim.client.create_subscription(TwistWithCovarianceStamped, "/tethys/dvl", dvl.append, 200)
+    assert sim.command([create_item("tethys", "lrauv", (0.0, 0.0, -10.0))]).results[0].ok
+
+    def stepped_until_dvl() -> bool:
+        sim.step(5)
+        sim.spin_for(0.02)
+        return bool(dvl)
+
+    spin_until(sim.executor, stepped_until_dvl, 20.0, "the DVL of the LRAUV")
+    assert len(sent) == 2
