@@ -32,6 +32,8 @@ from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
 
+CHECKPOINT_ANSWER_S = 20.0  # wall seconds a worker has to save or restore before it is asked again
+
 
 class MasServer(Node):
     """ROS wiring of the fleet registry: the bulk command action, listings, checkpoints, worker discovery."""
@@ -89,15 +91,30 @@ class MasServer(Node):
                     waiter.set_result(True)
             self._worker_waiters.clear()
             self.get_logger().info(f"worker {msg.worker} found; reading back its {msg.vessel_count} vessels")
-            future = self._clients_of(msg.worker)["list"].call_async(ListVessels.Request())
-            future.add_done_callback(lambda f, w=msg.worker: self._on_worker_listing(w, f))
+            self.executor.create_task(self._read_back(msg.worker))
 
-    def _on_worker_listing(self, worker: str, future) -> None:
-        reply = future.result()
+    async def _read_back(self, worker: str) -> None:
+        """Adopt a newly seen worker's vessels (registry rebuild after a restart). The client is new, which is
+        when an answer is most likely lost: asked again every list_timeout_s, for a minute at most."""
+        attempts = max(2, int(60.0 / max(self.list_timeout_s, 1.0)))
+        reply = await self._ask_worker(worker, "list", ListVessels.Request(), self.list_timeout_s, attempts)
         if reply is None:
+            self.get_logger().error(f"worker {worker} did not list its vessels: they are not in the registry")
             return
         for info in reply.vessels:
             self.registry.adopt(info.name, info.model, info.domain, worker)
+
+    async def _ask_worker(self, worker: str, service: str, request, answer_s: float, attempts: int):
+        """Call one of a worker's idempotent services (list, checkpoint), sending the request again when no
+        answer came within answer_s of wall time (a lost answer, docs/simulation.md); None if none came."""
+        client = self._clients_of(worker)[service]
+        for _ in range(attempts):
+            future = client.call_async(request)
+            reply = (await self._ask_all({worker: future}, answer_s))[worker]
+            if reply is not None:
+                return reply
+            client.remove_pending_request(future)
+        return None
 
     # --- the bulk command action ------------------------------------------------------------------------------
     async def _wait_for_a_worker(self) -> None:
@@ -195,11 +212,7 @@ class MasServer(Node):
         read back: a create whose vessel is there and a delete whose vessel is gone are done (and recorded, or
         the registry would lose vessels); the rest get NO_WORKER."""
         worker = batch[0].worker
-        listing = (
-            await self._ask_all(
-                {worker: self._clients_of(worker)["list"].call_async(ListVessels.Request())}, self.list_timeout_s
-            )
-        )[worker]
+        listing = await self._ask_worker(worker, "list", ListVessels.Request(), self.list_timeout_s, 2)
         present = None if listing is None else {info.name for info in listing.vessels}
         for planned in batch:
             name, command = planned.item.vessel.name, planned.item.command
@@ -268,9 +281,12 @@ class MasServer(Node):
         """Forward to every worker (each saves/restores `<path>.<worker>`), then save/restore the registry."""
         messages = []
         for worker in sorted(self.registry.workers):
-            client = self._clients_of(worker)["checkpoint"]
             sub = Checkpoint.Request(operation=request.operation, path=f"{request.path}.{worker}")
-            reply = await client.call_async(sub)
+            # saving or restoring the same file again is harmless: a lost answer is asked for again
+            reply = await self._ask_worker(worker, "checkpoint", sub, CHECKPOINT_ANSWER_S, 3)
+            if reply is None:
+                messages.append(f"{worker}: no answer")
+                continue
             if not reply.success:
                 messages.append(f"{worker}: {reply.message}")
             response.sim_time = reply.sim_time
@@ -278,7 +294,10 @@ class MasServer(Node):
         if request.operation == Checkpoint.Request.RESTORE and not messages:
             self.registry.clear_vessels()
             for worker in sorted(self.registry.workers):
-                reply = await self._clients_of(worker)["list"].call_async(ListVessels.Request())
+                reply = await self._ask_worker(worker, "list", ListVessels.Request(), self.list_timeout_s, 3)
+                if reply is None:
+                    messages.append(f"{worker}: restored, but its vessels could not be listed")
+                    continue
                 for info in reply.vessels:
                     self.registry.adopt(info.name, info.model, info.domain, worker)
         response.success = not messages and bool(self.registry.workers)

@@ -476,6 +476,36 @@ def test_listing_and_registry_rebuilt_after_mas_restart(sim):
     assert [r.code for r in result.results] == [ItemResult.DUPLICATE_NAME, ItemResult.OK]
 
 
+def test_registry_rebuilt_after_restart_when_the_first_listing_answer_is_lost(sim):
+    """A restarted mas_server's clients are new, which is when an answer is most likely lost: its first read-back
+    of the worker's vessels loses its answer (injected), it asks again after list_timeout_s and adopts them."""
+    from rclpy.task import Future
+
+    from lotusim_core.mas_server import MasServer
+
+    sim.command([create_item("a", "lrauv"), create_item("b", "wamv")])
+    sim.executor.remove_node(sim.mas)
+    sim.mas.destroy_node()
+    sim.mas = MasServer(
+        context=sim.context, parameter_overrides=[rclpy.parameter.Parameter("list_timeout_s", value=0.5)]
+    )
+    client = sim.mas._clients_of("worker_0")["list"]
+    send, sent = client.call_async, []
+
+    def lose_first_answer(request):
+        sent.append(request)
+        future = send(request)
+        if len(sent) == 1:
+            client.remove_pending_request(future)
+            return Future()
+        return future
+
+    client.call_async = lose_first_answer
+    sim.executor.add_node(sim.mas)
+    spin_until(sim.executor, lambda: len(sim.mas.registry.entries()) == 2, 15.0, "registry rebuilt")
+    assert len(sent) == 2 and sorted(e.name for e in sim.mas.registry.entries()) == ["a", "b"]
+
+
 def test_two_workers_share_the_fleet_and_stay_on_one_clock(ros_context):
     sim = Sim(ros_context, mode="lockstep", step_s=0.02, workers=2)
     try:
