@@ -34,6 +34,7 @@ ANCHORS_FAST_RTF = {
     "LRAUV Sim (gz)": {1: 47, 2: 34, 5: 16, 10: 9.09, 20: 4.5, 25: 3.6},
     "UUV Simulator BlueROV2": {1: 143.53, 2: 86.11, 5: 37.97, 10: 20.49, 20: 9.6, 25: 8.02},
 }
+GOALS_FAST_RTF = {1: 1000.0, 25: 100.0}  # issue 5: as fast as possible, one LRAUV and 25 LRAUVs
 ANCHORS_REALTIME = "LOTUSim keeps a 30 ms step for ~55 LRAUVs (no GUI/sensors) and 200 ms for ~750 (peers.md §7)"
 ANCHORS_REALTIME_STEP_MS = {55: 30.0, 750: 200.0}  # the same: LOTUSim's physics step (ms) at N LRAUVs
 
@@ -250,6 +251,8 @@ def plot(rows: list[FleetBenchRow], path: str) -> None:
     if any(r.mode == "fast" for r in rows):
         for name, points in ANCHORS_FAST_RTF.items():
             ax.plot(list(points), list(points.values()), "x--", alpha=0.7, label=name)
+        goals = GOALS_FAST_RTF
+        ax.plot(list(goals), list(goals.values()), "k_", markersize=18, mew=2, label="goal (issue 5): RTF at least")
         ax.set_yscale("log")
     else:
         ax.axhline(0.99, color="grey", linestyle=":", label="goal: RTF >= 0.99")
