@@ -28,6 +28,26 @@ def spin_until(executor, predicate: Callable[[], bool], timeout_s: float = 10.0,
         executor.spin_once(timeout_sec=0.01)
 
 
+def lose_first_answer(client) -> list:
+    """Make the rclpy service client `client` lose the answer to its next request, as rmw does when the answer
+    comes before discovery has matched the client (the request still reaches the server); returns the list of
+    requests the client sends from now on."""
+    from rclpy.task import Future
+
+    send, sent = client.call_async, []
+
+    def call_async(request):
+        sent.append(request)
+        future = send(request)
+        if len(sent) == 1:
+            client.remove_pending_request(future)  # its answer is dropped on arrival
+            return Future()
+        return future
+
+    client.call_async = call_async
+    return sent
+
+
 def create_item(name: str, model: str, xyz=(0.0, 0.0, 0.0), overrides: str = "") -> FleetCommandItem:
     vessel = VesselDescription(name=name, model=model, pose_frame=VesselDescription.POSE_ENU, overrides_yaml=overrides)
     # floats: rosidl serialises a Python int in a float64 field as garbage (NaN) over the wire

@@ -15,7 +15,7 @@ from lotusim_core.node_runner import make_executor
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription
 from lotusim_interfaces.srv import ListModels
-from simnodes import spin_until
+from simnodes import lose_first_answer, spin_until
 
 
 class LossyActionClient(ActionClient):
@@ -37,8 +37,8 @@ class LossyActionClient(ActionClient):
 
 
 @pytest.fixture
-def action_pair(ros_context):
-    """A FleetCommand server that counts its executions, and a client node, on one executor."""
+def two_nodes(ros_context):
+    """A server node and a client node on one executor."""
     import rclpy
 
     server_node = rclpy.create_node("reliable_server", context=ros_context)
@@ -46,6 +46,16 @@ def action_pair(ros_context):
     executor = make_executor(ros_context)
     for node in (server_node, client_node):
         executor.add_node(node)
+    yield executor, server_node, client_node
+    executor.shutdown()
+    for node in (server_node, client_node):
+        node.destroy_node()
+
+
+@pytest.fixture
+def action_pair(two_nodes):
+    """A FleetCommand server that counts its executions, and a client node, on one executor."""
+    executor, server_node, client_node = two_nodes
     executed: list[int] = []
 
     def execute(goal_handle):
@@ -58,9 +68,6 @@ def action_pair(ros_context):
     server = ActionServer(server_node, FleetCommand, "/test/fleet_command", execute_callback=execute)
     yield executor, client_node, executed
     server.destroy()
-    executor.shutdown()
-    for node in (server_node, client_node):
-        node.destroy_node()
 
 
 def _goal(*names: str) -> FleetCommand.Goal:
@@ -112,14 +119,8 @@ def test_unanswered_goal_times_out_and_unknown_goal_is_rejected(action_pair):
     client.destroy()
 
 
-def test_read_only_call_is_sent_again_when_its_answer_is_lost(ros_context):
-    import rclpy
-
-    server_node = rclpy.create_node("listing_server", context=ros_context)
-    client_node = rclpy.create_node("listing_client", context=ros_context)
-    executor = make_executor(ros_context)
-    for n in (server_node, client_node):
-        executor.add_node(n)
+def test_read_only_call_is_sent_again_when_its_answer_is_lost(two_nodes):
+    executor, server_node, client_node = two_nodes
     asked: list[int] = []
 
     def answer(_request, response):
@@ -130,24 +131,11 @@ def test_read_only_call_is_sent_again_when_its_answer_is_lost(ros_context):
     server_node.create_service(ListModels, "/test/list_models", answer)
     client = client_node.create_client(ListModels, "/test/list_models")
     spin_until(executor, client.service_is_ready, 30.0, "test service")
-    sent = client.call_async
-
-    def lose_first(request):
-        future = sent(request)
-        if len(asked) == 0 and not getattr(lose_first, "done", False):
-            lose_first.done = True
-            client.remove_pending_request(future)  # its answer will be dropped by the client
-            return Future()
-        return future
-
-    client.call_async = lose_first
+    sent = lose_first_answer(client)
 
     def spin_once(timeout_s: float) -> None:
         executor.spin_once(timeout_sec=timeout_s)
 
     reply = reliable_calls.call_read_only(client, ListModels.Request(), spin_once, answer_s=0.5)
     assert list(reply.models) == ["lrauv", "remus100"]
-    assert len(asked) == 2  # the server answered twice; the caller got the second answer
-    executor.shutdown()
-    for n in (server_node, client_node):
-        n.destroy_node()
+    assert len(asked) == len(sent) == 2  # the server answered twice; the caller got the second answer

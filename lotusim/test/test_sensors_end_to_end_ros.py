@@ -16,7 +16,7 @@ from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
 from lotusim_interfaces.msg import AIS  # noqa: E402
 from lotusim_interfaces.srv import ListVessels  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
-from simnodes import Sim, create_item, spin_until  # noqa: E402
+from simnodes import Sim, create_item, lose_first_answer, spin_until  # noqa: E402
 
 G = 9.80665
 
@@ -110,24 +110,11 @@ def test_a_lost_listing_answer_is_asked_for_again(sim, monkeypatch):
     """The sensor_publisher's first list_vessels request to the worker loses its answer (injected on its client):
     it asks again after LIST_RETRY_S of wall time, and the vessel, whose name is not a model name, still gets its
     LRAUV suite (the DVL) instead of waiting for it for ever."""
-    from rclpy.task import Future
-
     from lotusim_sensors import sensor_publisher
 
     sim, sensors = sim
     monkeypatch.setattr(sensor_publisher, "LIST_RETRY_S", 0.5)
-    client = sensors._list_client("worker_0")
-    send, sent = client.call_async, []
-
-    def lose_first_answer(request):
-        sent.append(request)
-        future = send(request)
-        if len(sent) == 1:
-            client.remove_pending_request(future)
-            return Future()
-        return future
-
-    client.call_async = lose_first_answer
+    sent = lose_first_answer(sensors._list_client("worker_0"))
     dvl: list = []
     sim.client.create_subscription(TwistWithCovarianceStamped, "/tethys/dvl", dvl.append, 200)
     assert sim.command([create_item("tethys", "lrauv", (0.0, 0.0, -10.0))]).results[0].ok

@@ -19,7 +19,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from lotusim_core.ros_arrays import from_float64_array  # noqa: E402
 from lotusim_interfaces.msg import FleetCommandItem, FleetState, ItemResult, VesselDescription  # noqa: E402
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels  # noqa: E402
-from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
+from simnodes import Sim, create_item, delete_item, lose_first_answer, spin_until  # noqa: E402
 
 
 @pytest.fixture
@@ -163,20 +163,10 @@ def test_a_worker_answer_lost_is_settled_from_its_vessel_list(ros_context):
     """The worker carries a batch out but its answer is lost (injected: the MAS server's client drops it): after
     command_timeout_s the MAS server reads the worker's vessels back, so the create and the delete count as done
     and the registry matches the worker; the move, which a listing cannot confirm, is reported as unanswered."""
-    from rclpy.task import Future
-
     sim = Sim(ros_context, mode="lockstep", mas_params={"command_timeout_s": 1.0})
     try:
         sim.command([create_item("a", "lrauv", (0.0, 0.0, -5.0))])
-        client = sim.mas._clients_of("worker_0")["command"]
-        send = client.call_async
-
-        def lose_answer(request):
-            client.call_async = send  # only this request's answer is lost
-            client.remove_pending_request(send(request))
-            return Future()
-
-        client.call_async = lose_answer
+        lose_first_answer(sim.mas._clients_of("worker_0")["command"])
         items = [create_item("b", "remus100", (0.0, 10.0, -5.0)), delete_item("a"), _move_item("b", (5.0, 10.0, -6.0))]
         result = sim.command(items)
         assert [r.code for r in result.results] == [ItemResult.OK, ItemResult.OK, ItemResult.NO_WORKER]
@@ -479,8 +469,6 @@ def test_listing_and_registry_rebuilt_after_mas_restart(sim):
 def test_registry_rebuilt_after_restart_when_the_first_listing_answer_is_lost(sim):
     """A restarted mas_server's clients are new, which is when an answer is most likely lost: its first read-back
     of the worker's vessels loses its answer (injected), it asks again after list_timeout_s and adopts them."""
-    from rclpy.task import Future
-
     from lotusim_core.mas_server import MasServer
 
     sim.command([create_item("a", "lrauv"), create_item("b", "wamv")])
@@ -489,18 +477,7 @@ def test_registry_rebuilt_after_restart_when_the_first_listing_answer_is_lost(si
     sim.mas = MasServer(
         context=sim.context, parameter_overrides=[rclpy.parameter.Parameter("list_timeout_s", value=0.5)]
     )
-    client = sim.mas._clients_of("worker_0")["list"]
-    send, sent = client.call_async, []
-
-    def lose_first_answer(request):
-        sent.append(request)
-        future = send(request)
-        if len(sent) == 1:
-            client.remove_pending_request(future)
-            return Future()
-        return future
-
-    client.call_async = lose_first_answer
+    sent = lose_first_answer(sim.mas._clients_of("worker_0")["list"])
     sim.executor.add_node(sim.mas)
     spin_until(sim.executor, lambda: len(sim.mas.registry.entries()) == 2, 15.0, "registry rebuilt")
     assert len(sent) == 2 and sorted(e.name for e in sim.mas.registry.entries()) == ["a", "b"]
