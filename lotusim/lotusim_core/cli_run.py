@@ -162,12 +162,19 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
             if dead:
                 raise RuntimeError(f"node {dead[0]} exited:\n{launcher.log_tail(dead[0])}")
 
+        def check() -> None:
+            alive()
+            if STOP.is_set():
+                raise KeyboardInterrupt
+
+        def spin_once(timeout_s: float) -> None:
+            check()
+            executor.spin_once(timeout_sec=timeout_s)
+
         def spin_until(predicate, timeout_s: float, what: str) -> None:
             deadline = time.monotonic() + timeout_s
             while not predicate():
-                alive()
-                if STOP.is_set():
-                    raise KeyboardInterrupt
+                check()
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"lotusim run: {what} within {timeout_s:.0f} s")
                 executor.spin_once(timeout_sec=0.05)
@@ -179,13 +186,6 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
             spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
             workers = len(plan.dynamics_nodes)
             spin_until(lambda: len(stats) >= workers, 60.0, "the dynamics workers did not report")
-
-            def spin_once(timeout_s: float) -> None:
-                alive()
-                if STOP.is_set():
-                    raise KeyboardInterrupt
-                executor.spin_once(timeout_sec=timeout_s)
-
             result = _spawn(client, plan.spawn_items(), spin_once)
             summary["spawned"], summary["spawn_failed"] = result.succeeded, result.failed
             for r in result.results:

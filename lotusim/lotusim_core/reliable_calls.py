@@ -27,6 +27,11 @@ class GoalRejected(RuntimeError):
     """The action server refused the goal (or does not know it)."""
 
 
+def _total_wait_s(answer_s: float, attempts: int) -> float:
+    """Wall time of all attempts when the k-th waits k * answer_s."""
+    return answer_s * attempts * (attempts + 1) / 2
+
+
 def _spin_until(done: Callable[[], bool], timeout_s: float, spin_once: SpinOnce) -> bool:
     deadline = time.monotonic() + timeout_s
     while not done() and time.monotonic() < deadline:
@@ -64,8 +69,7 @@ def send_goal(
         # result request below tells whether it really does (the response type is the one rclpy builds)
         response = client._action_type.Impl.SendGoalService.Response(accepted=True, stamp=handle.stamp)
         return ClientGoalHandle(client, goal_id, response)
-    waited = sum(answer_s * (k + 1) for k in range(attempts))
-    raise TimeoutError(f"no answer to the goal in {attempts} attempts ({waited:.0f} s)")
+    raise TimeoutError(f"no answer to the goal in {attempts} attempts ({_total_wait_s(answer_s, attempts):.0f} s)")
 
 
 def goal_result(handle, spin_once: SpinOnce, timeout_s: float):
@@ -91,5 +95,5 @@ def call_read_only(client, request, spin_once: SpinOnce, *, answer_s: float = 5.
         if _spin_until(future.done, answer_s * (attempt + 1), spin_once):
             return future.result()
         client.remove_pending_request(future)
-    waited = sum(answer_s * (k + 1) for k in range(attempts))
-    raise TimeoutError(f"{client.srv_name}: no answer in {attempts} attempts ({waited:.0f} s)")
+    total = _total_wait_s(answer_s, attempts)
+    raise TimeoutError(f"{client.srv_name}: no answer in {attempts} attempts ({total:.0f} s)")

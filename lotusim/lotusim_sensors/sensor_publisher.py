@@ -363,9 +363,7 @@ class SensorPublisher(Node):
         return self._list_clients[worker]
 
     def _on_vessel_list(self, worker: str, future) -> None:
-        if self._inflight.get(worker, (None,))[0] is not future:
-            return  # an answer to a request given up on
-        del self._inflight[worker]
+        self._inflight.pop(worker, None)  # (a request given up on never answers: its future was removed)
         try:
             vessels = future.result().vessels
         except Exception as exc:  # noqa: BLE001 - a failed query must not stop the node
