@@ -150,7 +150,13 @@ def set_path(config: dict[str, Any], path: str, value: Any) -> None:
 
 
 def parse_environment_yaml(text: str) -> dict[str, Any]:
-    """Parse the environment_yaml parameter; the whole configuration must be a mapping."""
+    """Parse the environment_yaml parameter; the whole configuration must be a mapping given as a string (a
+    parameter of another type, e.g. an integer from `ros2 param set ... environment_yaml 3`, is refused)."""
+    if not isinstance(text, str):
+        raise ConfigRefused(
+            f"{YAML_PARAM}: expected a string of YAML, got {type(text).__name__} {text!r} (from a shell, quote "
+            f"a mapping twice: ros2 param set /current_server {YAML_PARAM} '\"{{current: {{model: constant}}}}\"')"
+        )
     try:
         config = yaml.safe_load(text)
     except yaml.YAMLError as exc:

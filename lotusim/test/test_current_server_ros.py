@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import shlex
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,10 +13,12 @@ import yaml
 
 rclpy = pytest.importorskip("rclpy")
 
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.parameter import Parameter, get_parameter_value  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from lotusim_env.current_server import CONFIG_TOPIC, MARKER_TOPIC, QUERY_SERVICE, CurrentServer  # noqa: E402
@@ -249,5 +253,42 @@ def test_default_configuration_exposes_seed_and_wind(ros_context):
         env = build_environment(yaml.safe_load(h.latched_config().config_yaml))
         # from_deg 0: a northerly, blowing toward the south (meteorological convention, docs/environment.md)
         np.testing.assert_allclose(env.wind.velocity_enu(0.0, np.zeros((1, 3)))[0, :2], [0.0, -8.0], atol=1e-12)
+    finally:
+        h.close()
+
+
+def _documented_param_set(name: str) -> Parameter:
+    """The `ros2 param set /current_server <name> VALUE` line of docs/current_server.md, turned into the parameter
+    that `ros2 param set` sends (its value typed from the shell word as the CLI does, by YAML)."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "current_server.md"
+    lines = [ln for ln in doc.read_text().splitlines() if ln.startswith(f"ros2 param set /current_server {name} ")]
+    assert len(lines) == 1, f"docs/current_server.md: one `ros2 param set ... {name}` example expected"
+    words = shlex.split(lines[0].split("#")[0])
+    msg = ParameterMsg(name=name, value=get_parameter_value(string_value=words[5]))
+    serialize_message(msg)  # what the CLI's service call does: a YAML mapping here raised TypeError
+    return Parameter.from_parameter_msg(msg)
+
+
+def test_documented_environment_yaml_set_switches_model_from_ekman(ros_context):
+    """docs/current_server.md: from the Ekman example, the documented `ros2 param set /current_server
+    environment_yaml ...` switches the model to a constant current (the documented quoting used to make the CLI
+    raise a TypeError); a value of the wrong type is refused with a reason and the node keeps answering (it used
+    to raise inside the node's parameter service)."""
+    h = Harness(ros_context, [Parameter("environment_yaml", value=EKMAN), Parameter("markers.rate_hz", value=0.0)])
+    try:
+        revision = h.latched_config().revision
+        result = h.remote_set(_documented_param_set("environment_yaml"))[0]
+        assert result.successful, result.reason
+        assert h.latched_config().revision == revision + 1
+        assert yaml.safe_load(h.latched_config().config_yaml)["current"] == {
+            "model": "constant",
+            "velocity_enu": [0.5, 0.0, 0.0],
+        }
+        np.testing.assert_allclose(velocities(h.call([[0.0, 0.0, -1.0]])), [[0.5, 0.0, 0.0]])
+        for bad in (Parameter("environment_yaml", value=3), Parameter("environment_yaml", value=[1.0, 2.0])):
+            refused = h.remote_set(bad)[0]
+            assert not refused.successful and refused.reason
+        assert h.latched_config().revision == revision + 1
+        np.testing.assert_allclose(velocities(h.call([[0.0, 0.0, -1.0]])), [[0.5, 0.0, 0.0]])
     finally:
         h.close()
