@@ -160,7 +160,7 @@ def cmd_spawn(args: argparse.Namespace) -> int:
     if args.scenario:
         from lotusim_core import launch_plan
 
-        scenario, _ = launch_plan.scenario_from_arguments(args.scenario, sets=" ".join(args.set))
+        scenario, _ = launch_plan.scenario_from_cli(args)
         items = scenario.plan().spawn_items()
     else:
         if not args.model:

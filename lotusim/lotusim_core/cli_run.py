@@ -60,9 +60,7 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from lotusim_core import launch_plan
 
-    scenario, overrides = launch_plan.scenario_from_arguments(
-        args.scenario, str(args.rtf), str(args.workers), args.mode, " ".join(args.set)
-    )
+    scenario, overrides = launch_plan.scenario_from_cli(args)
     summary = run_scenario(scenario, args.duration, args.headless, args.record, args.plot, args.log_dir)
     return 0 if summary["ok"] else 1
 

@@ -8,6 +8,7 @@ the node names are the plan's (current_server, mas_server, dynamics_<k>, sensor_
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from dataclasses import dataclass, field
@@ -59,10 +60,37 @@ def scenario_from_arguments(
         raise ValueError(
             f"launch arguments: real_time_factor:= expects a number, workers:= an integer ({exc})"
         ) from None
-    items = shlex.split(sets) if isinstance(sets, str) else list(sets)
+    items = split_sets(sets) if isinstance(sets, str) else list(sets)
     overrides = launch_overrides(rtf, n_workers, str(mode).strip() or None, items)
     base = load_scenario(scenario)
     return (base.with_overrides(overrides) if overrides else base), overrides
+
+
+def scenario_from_cli(args: Any) -> tuple[Scenario, dict[str, Any]]:
+    """The scenario of `lotusim run` / `lotusim spawn --scenario` arguments (argparse namespace: scenario, set,
+    and optionally rtf, workers, mode). Each `--set` stays one override, spaces and all."""
+    return scenario_from_arguments(
+        args.scenario,
+        str(getattr(args, "rtf", "")),
+        str(getattr(args, "workers", "")),
+        getattr(args, "mode", ""),
+        list(args.set),
+    )
+
+
+SET_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*=")
+
+
+def split_sets(text: str) -> list[str]:
+    """The overrides of one `set:=` launch argument: shell words, where a word that does not start a new
+    `dotted.key=` continues the previous value ("a.b=[1, 2, -3] c=4" -> ["a.b=[1, 2, -3]", "c=4"])."""
+    items: list[str] = []
+    for word in shlex.split(text):
+        if items and not SET_KEY_RE.match(word):
+            items[-1] += f" {word}"
+        else:
+            items.append(word)
+    return items
 
 
 def node_specs(

@@ -62,6 +62,28 @@ def test_launch_arguments_become_overrides():
         launch_plan.parse_bool("maybe", "headless")
 
 
+def test_set_values_with_spaces_reach_the_scenario_whole():
+    """`lotusim run --set 'vessels.0.pose.position=[1, 2, -3]'`, the spawner's `lotusim spawn --set ...` (which
+    launch emits with list values) and an unquoted list in launch's `set:=` string: one override each (the CLIs
+    used to join the values into one string and split it again at the spaces)."""
+    from lotusim_core.cli import build_parser
+
+    parser = build_parser()
+    run = parser.parse_args(["run", "single_auv", "--set", "vessels.0.pose.position=[1, 2, -3]", "--set", "seed=4"])
+    scenario, overrides = launch_plan.scenario_from_cli(run)
+    assert overrides == {"vessels.0.pose.position": [1, 2, -3], "seed": 4}
+    assert scenario.vessels[0].position_enu == (1.0, 2.0, -3.0) and scenario.seed == 4
+    spawner = launch_plan.spawn_command("single_auv", {"vessels.0.pose.position": [1, 2, -3]})
+    assert spawner[-1] == "vessels.0.pose.position=[1, 2, -3]"
+    spawned, _ = launch_plan.scenario_from_cli(parser.parse_args(spawner[1:]))
+    assert spawned.vessels[0].position_enu == (1.0, 2.0, -3.0)
+    launched, sets = launch_plan.scenario_from_arguments("single_auv", sets="vessels.0.pose.position=[1, 2, -3] seed=4")
+    assert sets == {"vessels.0.pose.position": [1, 2, -3], "seed": 4}
+    assert launched.vessels[0].position_enu == (1.0, 2.0, -3.0)
+    with pytest.raises(ValueError, match="expected dotted.key=value"):
+        launch_plan.scenario_from_arguments("single_auv", sets="[1, 2] seed=4")
+
+
 def test_spawner_gets_only_the_overrides_that_change_spawn_items():
     command = launch_plan.spawn_command(
         "/x/s.yaml",
