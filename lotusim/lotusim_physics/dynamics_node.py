@@ -5,16 +5,17 @@ them at a fixed step, and publishes (docs/interfaces.md):
 - /clock (rosgraph_msgs/Clock) every step, when it is the clock master (parameter `clock_master`);
 - /lotusim/fleet_state (lotusim_interfaces/FleetState) every `fleet_state_every` steps, or at
   `fleet_state_rate_hz` of sim time when that is set (> 0);
-- /<vessel>/odom (nav_msgs/Odometry, ground truth, frame `map` ENU, child `<vessel>/base_link` FLU) at
+- <vessel>/odom (nav_msgs/Odometry, ground truth, frame `odom` (= `map`) ENU, child `<vessel>/base_link` FLU) at
   `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load);
-- /tf (tf2_msgs/TFMessage): map -> <vessel>/base_link of the same vessels at the same steps as the odometry, one
-  message per step (parameter `publish_tf`);
+- /tf (tf2_msgs/TFMessage): odom -> <vessel>/base_link of the same vessels at the same steps as the odometry, one
+  message per step (parameter `publish_tf`; the clock master then also latches map -> odom on /tf_static);
 - /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time.
 A rate of sim time is kept exactly on average: the output follows the first step at or after each multiple of
 its period (lotusim_physics.output_schedule; 0.03 s steps at 10 Hz: intervals of 0.12, 0.09, 0.09 s). It
-subscribes per vessel to `/<vessel>/thrusters/<thruster>/cmd`, `/<vessel>/fins/<fin>/cmd`
-(std_msgs/Float64; actuator names from the vehicle file) and `/<vessel>/cmd_wrench` (geometry_msgs/Wrench,
-body FLU). Non-finite commands are rejected and logged; the vessel keeps its last valid command.
+subscribes per vessel to `<vessel>/thrusters/<thruster>/cmd`, `<vessel>/fins/<fin>/cmd`
+(std_msgs/Float64; actuator names from the vehicle file) and `<vessel>/cmd_wrench` (geometry_msgs/Wrench,
+body FLU). Per-vessel names are relative (in the node's namespace), fleet-wide ones absolute
+(lotusim_core.ros_names). Non-finite commands are rejected and logged; the vessel keeps its last valid command.
 
 Modes (`mode`): "realtime" (RTF 1), "scaled" (RTF `real_time_factor`), "fast" (as fast as possible) and
 "lockstep" (advances only through /lotusim/step or the /lotusim/step_for action). A worker with
@@ -43,10 +44,11 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
-from lotusim_core import frames
+from lotusim_core import frames, static_frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
 from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, RawSequence, raw_publish
 from lotusim_core.node_runner import run_node_main
+from lotusim_core.ros_names import ODOM_FRAME
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.action import StepFor
 from lotusim_interfaces.msg import EnvironmentConfig, FleetState, ItemResult, SimStats, VesselInfo
@@ -199,6 +201,8 @@ class DynamicsWorker(Node):
         self._state_send = raw_publish(self._state_pub)
         # /tf with the depth of tf2's broadcasters; the transforms of the vessels due, per set of due groups
         self._tf_pub = self.create_publisher(TFMessage, "/tf", 100) if publish_tf else None
+        if publish_tf and self.clock_master:  # REP 105: map -> odom, identity (ground truth does not drift)
+            self._static_pub = static_frames.publish_once(self, [static_frames.map_to_odom()])
         self._tf_send = raw_publish(self._tf_pub) if self._tf_pub is not None else None
         self._tf_out: dict[tuple[int, ...], tuple[RawSequence, np.ndarray]] = {}
         self._tf_names: tuple[str, ...] = ()  # the fleet (in order) that _tf_out was laid out for
@@ -469,7 +473,7 @@ class DynamicsWorker(Node):
         names = self.fleet.names
         msg = TFMessage(transforms=[TransformStamped(child_frame_id=f"{names[i]}/base_link") for i in rows.tolist()])
         for transform in msg.transforms:
-            transform.header.frame_id = "map"
+            transform.header.frame_id = ODOM_FRAME
         transforms = RawSequence(msg, "transforms", TF_DOUBLES, ["header.stamp.sec", "header.stamp.nanosec"])
         index = np.zeros((len(names), len(TF_DOUBLES)), dtype=np.int64)  # columns of Fleet.scatter_state_enu
         index[rows] = transforms.double_index
@@ -487,7 +491,7 @@ class DynamicsWorker(Node):
     @staticmethod
     def _odom_message(name: str) -> Odometry:
         msg = Odometry()
-        msg.header.frame_id = "map"
+        msg.header.frame_id = ODOM_FRAME
         msg.child_frame_id = f"{name}/base_link"
         return msg
 
@@ -528,7 +532,7 @@ class DynamicsWorker(Node):
             entry.subscriptions.append(
                 self.create_subscription(
                     Float64,
-                    f"/{name}/thrusters/{thruster.name}/cmd",
+                    f"{name}/thrusters/{thruster.name}/cmd",
                     lambda m, n=name, k=i: self._on_thruster(n, k, m.data),
                     10,
                 )
@@ -536,13 +540,13 @@ class DynamicsWorker(Node):
         for i, fin in enumerate(spec.fins):
             entry.subscriptions.append(
                 self.create_subscription(
-                    Float64, f"/{name}/fins/{fin.name}/cmd", lambda m, n=name, k=i: self._on_fin(n, k, m.data), 10
+                    Float64, f"{name}/fins/{fin.name}/cmd", lambda m, n=name, k=i: self._on_fin(n, k, m.data), 10
                 )
             )
         entry.subscriptions.append(
-            self.create_subscription(Wrench, f"/{name}/cmd_wrench", lambda m, n=name: self._on_wrench(n, m), 10)
+            self.create_subscription(Wrench, f"{name}/cmd_wrench", lambda m, n=name: self._on_wrench(n, m), 10)
         )
-        entry.odom_pub = self.create_publisher(Odometry, f"/{name}/odom", 10)
+        entry.odom_pub = self.create_publisher(Odometry, f"{name}/odom", 10)
         entry.odom_send = raw_publish(entry.odom_pub)
         if self._odom_sends is not None:  # the layout stands: only this row's publish function is new
             self._odom_sends[self.fleet.index(name)] = entry.odom_send

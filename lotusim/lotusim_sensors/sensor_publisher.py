@@ -13,12 +13,14 @@ service; the model may also be given by `vessels_yaml`, else the name (`<model>`
 Models: lotusim_sensors.* (batched over every vessel due at this step); this module only wires ROS. Publishing is
 the cost: the high-rate sensors publish pre-serialized messages patched in place (lotusim_core.cdr).
 
-Topics (per vessel, absolute `/<vessel>/...`; see docs/sensors.md): imu/data (sensor_msgs/Imu), mag
-(sensor_msgs/MagneticField), pressure (sensor_msgs/FluidPressure), depth (geometry_msgs/PoseWithCovarianceStamped,
-z = -depth in `map`), gps/fix (sensor_msgs/NavSatFix), gps/vel (geometry_msgs/TwistWithCovarianceStamped, ENU),
-dvl (geometry_msgs/TwistWithCovarianceStamped), dvl/altitude and altimeter (sensor_msgs/Range), ais
-(lotusim_interfaces/AIS, also on /lotusim/ais), acoustic/range (lotusim_interfaces/AcousticRange), modem/rx
-(lotusim_interfaces/AcousticMessage, from other vessels' modem/tx).
+Topics (per vessel, relative `<vessel>/...`, in the node's namespace; see docs/sensors.md): imu/data
+(sensor_msgs/Imu), mag (sensor_msgs/MagneticField), pressure (sensor_msgs/FluidPressure), depth
+(geometry_msgs/PoseWithCovarianceStamped, z = -depth in `map`), gps/fix (sensor_msgs/NavSatFix), gps/vel
+(geometry_msgs/TwistWithCovarianceStamped, ENU), dvl (geometry_msgs/TwistWithCovarianceStamped), dvl/altitude and
+altimeter (sensor_msgs/Range), ais (lotusim_interfaces/AIS, also on /lotusim/ais), acoustic/range
+(lotusim_interfaces/AcousticRange), modem/rx (lotusim_interfaces/AcousticMessage, from other vessels' modem/tx).
+Frames: a sensor's messages are stamped in its mount frame `<vessel>/<sensor>_link` (depth and gps/vel: `map`),
+which it latches on /tf_static under `<vessel>/base_link` (lotusim_core.static_frames).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
 
+from lotusim_core import ros_names, static_frames
 from lotusim_core.catalogue import list_models, load_vehicle
 from lotusim_core.cdr import RawMessage
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
@@ -185,6 +188,7 @@ class SensorPublisher(Node):
         self.published = 0  # messages published since start (benchmarks, tests)
 
         self._ais_all = self.create_publisher(AIS, "/lotusim/ais", SENSOR_QOS)
+        self._static_frames = static_frames.StaticFrames(self)  # <vessel>/base_link -> <vessel>/<sensor>_link
         # depth 100: lockstep bursts (StepFor, Step with many steps) publish many states back to back
         self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 100)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
@@ -415,10 +419,12 @@ class SensorPublisher(Node):
             self._banks["imu"].state["accel_bias"][slot], self._banks["imu"].state["gyro_bias"][slot] = a[0], g[0]
         if "gps" in suite:
             self._banks["gps"].state["had_fix"][slot] = False
+        self._static_frames.set(slot, static_frames.sensor_transforms(name, suite))
         if suite:
             self.get_logger().debug(f"vessel {name} (model {model or '?'}): sensors {', '.join(suite)}")
 
     def _unconfigure(self, slot: int) -> None:
+        self._static_frames.discard(slot)
         for bank in self._banks.values():
             if not bank.present[slot]:
                 continue
@@ -433,7 +439,11 @@ class SensorPublisher(Node):
 
     def _create_io(self, bank: Bank, name: str, slot: int) -> None:
         """Publishers and reusable messages (constant fields and covariances filled once) of one sensor."""
-        frame = f"{name}/base_link"
+        frame = ros_names.sensor_frame(name, bank.kind)
+
+        def topic(relative: str) -> str:  # relative to the node's namespace (lotusim_core.ros_names)
+            return ros_names.vessel_name(name, relative)
+
         p = {k: float(v[slot]) for k, v in bank.params.items()}
         pub = self.create_publisher
         if bank.kind == "imu":
@@ -443,13 +453,13 @@ class SensorPublisher(Node):
             msg.linear_acceleration_covariance = _diag3([p["accel_noise_density"] ** 2 / period] * 3)
             msg.angular_velocity_covariance = _diag3([p["gyro_noise_density"] ** 2 / period] * 3)
             msg.orientation_covariance = _diag3([p["orientation_noise_std_rad"] ** 2] * 3)
-            bank.pubs[slot] = (pub(Imu, f"/{name}/imu/data", SENSOR_QOS),)
+            bank.pubs[slot] = (pub(Imu, topic("imu/data"), SENSOR_QOS),)
             bank.msgs[slot] = (RawMessage(msg, IMU_FIELDS),)
         elif bank.kind == "magnetometer":
             msg = MagneticField()
             msg.header.frame_id = frame
             msg.magnetic_field_covariance = _diag3([p["noise_std_t"] ** 2] * 3)
-            bank.pubs[slot] = (pub(MagneticField, f"/{name}/mag", SENSOR_QOS),)
+            bank.pubs[slot] = (pub(MagneticField, topic("mag"), SENSOR_QOS),)
             bank.msgs[slot] = (RawMessage(msg, MAG_FIELDS),)
         elif bank.kind == "pressure":
             fp, depth = FluidPressure(), PoseWithCovarianceStamped()
@@ -457,8 +467,8 @@ class SensorPublisher(Node):
             depth.pose.covariance = [0.0] * 14 + [p["depth_noise_std_m"] ** 2] + [0.0] * 21
             depth.pose.pose.orientation.w = 1.0
             bank.pubs[slot] = (
-                pub(FluidPressure, f"/{name}/pressure", SENSOR_QOS),
-                pub(PoseWithCovarianceStamped, f"/{name}/depth", SENSOR_QOS),
+                pub(FluidPressure, topic("pressure"), SENSOR_QOS),
+                pub(PoseWithCovarianceStamped, topic("depth"), SENSOR_QOS),
             )
             bank.msgs[slot] = (RawMessage(fp, PRESSURE_FIELDS), RawMessage(depth, DEPTH_FIELDS))
         elif bank.kind == "gps":
@@ -471,8 +481,8 @@ class SensorPublisher(Node):
             vv = p["velocity_noise_std_mps"] ** 2
             vel.twist.covariance = [vv if i in (0, 7, 14) else 0.0 for i in range(36)]
             bank.pubs[slot] = (
-                pub(NavSatFix, f"/{name}/gps/fix", SENSOR_QOS),
-                pub(TwistWithCovarianceStamped, f"/{name}/gps/vel", SENSOR_QOS),
+                pub(NavSatFix, topic("gps/fix"), SENSOR_QOS),
+                pub(TwistWithCovarianceStamped, topic("gps/vel"), SENSOR_QOS),
             )
             bank.msgs[slot] = (RawMessage(fix, FIX_FIELDS), RawMessage(vel, TWIST_FIELDS))
         elif bank.kind == "dvl":
@@ -483,8 +493,8 @@ class SensorPublisher(Node):
             alt.min_range = p["min_range_m"] * float(np.cos(np.radians(p["beam_tilt_deg"])))
             alt.max_range = p["max_range_m"] * float(np.cos(np.radians(p["beam_tilt_deg"])))
             bank.pubs[slot] = (
-                pub(TwistWithCovarianceStamped, f"/{name}/dvl", SENSOR_QOS),
-                pub(Range, f"/{name}/dvl/altitude", SENSOR_QOS),
+                pub(TwistWithCovarianceStamped, topic("dvl"), SENSOR_QOS),
+                pub(Range, topic("dvl/altitude"), SENSOR_QOS),
             )
             bank.msgs[slot] = (RawMessage(twist, DVL_FIELDS), RawMessage(alt, RANGE_FIELDS))
         elif bank.kind == "altimeter":
@@ -493,19 +503,19 @@ class SensorPublisher(Node):
             alt.radiation_type = Range.ULTRASOUND
             alt.field_of_view = 0.1
             alt.min_range, alt.max_range = p["min_range_m"], p["max_range_m"]
-            bank.pubs[slot] = (pub(Range, f"/{name}/altimeter", SENSOR_QOS),)
+            bank.pubs[slot] = (pub(Range, topic("altimeter"), SENSOR_QOS),)
             bank.msgs[slot] = (RawMessage(alt, RANGE_FIELDS),)
         elif bank.kind == "ais":
             msg = AIS(name=name, ais_class=AIS.CLASS_A if bank.extra[slot]["class"] == "A" else AIS.CLASS_B)
             msg.mmsi = int(bank.extra[slot]["mmsi"]) or ais.default_mmsi(name)
             msg.navigational_status = int(p["navigational_status"])
-            bank.pubs[slot], bank.msgs[slot] = (pub(AIS, f"/{name}/ais", SENSOR_QOS),), (msg,)
+            bank.pubs[slot], bank.msgs[slot] = (pub(AIS, topic("ais"), SENSOR_QOS),), (msg,)
         elif bank.kind == "usbl":
-            bank.pubs[slot] = (pub(AcousticRange, f"/{name}/acoustic/range", SENSOR_QOS),)
+            bank.pubs[slot] = (pub(AcousticRange, topic("acoustic/range"), SENSOR_QOS),)
         elif bank.kind == "modem":
-            bank.pubs[slot] = (pub(AcousticMessage, f"/{name}/modem/rx", SENSOR_QOS),)
+            bank.pubs[slot] = (pub(AcousticMessage, topic("modem/rx"), SENSOR_QOS),)
             self._modem_subs[slot] = self.create_subscription(
-                AcousticMessage, f"/{name}/modem/tx", lambda m, n=name: self._on_modem_tx(n, m), SENSOR_QOS
+                AcousticMessage, topic("modem/tx"), lambda m, n=name: self._on_modem_tx(n, m), SENSOR_QOS
             )
 
     # --- the step ------------------------------------------------------------------------------------------------
@@ -748,7 +758,7 @@ class SensorPublisher(Node):
                     elevation_rad=float(rb.elevation_rad[k]),
                     travel_time_s=float(rb.travel_time_s[k]),
                 )
-                msg.header.frame_id = f"{self._names[slot]}/base_link"
+                msg.header.frame_id = ros_names.sensor_frame(self._names[slot], "usbl")
                 msg.header.stamp = stamp
                 bank.pubs[slot][0].publish(msg)
             self.published += len(r_i)

@@ -69,8 +69,11 @@ class Sim:
         step_s: float = 0.02,
         workers: int = 1,
         mas_params: dict | None = None,
+        worker_args: list[str] | None = None,
         **params,
     ) -> None:
+        """worker_args: the workers' command-line ROS arguments (`--ros-args -r __ns:=/ns ...`), as a launch
+        `namespace=` or `remappings=` gives them."""
         self.context = context
         # EventsExecutor: the default executors rebuild a wait set of every subscription at each spin, which
         # costs milliseconds with hundreds of vessels (docs/performance.md)
@@ -84,7 +87,11 @@ class Sim:
             ]
             overrides += [Parameter(key, value=value) for key, value in params.items()]
             worker = DynamicsWorker(
-                context=context, worker=f"worker_{k}", node_name=f"dynamics_{k}", parameter_overrides=overrides
+                context=context,
+                worker=f"worker_{k}",
+                node_name=f"dynamics_{k}",
+                parameter_overrides=overrides,
+                cli_args=worker_args,
             )
             self.workers.append(worker)
             self.executor.add_node(worker)

@@ -153,7 +153,7 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
     assert np.all(np.diff(stamps("/auv/dvl")) >= 200_000_000)
     # frames and values
     imu = got["/auv/imu/data"]
-    assert imu[0].header.frame_id == "auv/base_link"
+    assert imu[0].header.frame_id == "auv/imu_link"
     accel_z = np.array([m.linear_acceleration.z for m in imu])
     assert abs(accel_z.mean() - G) < 0.25 and np.all(np.abs(accel_z - G) < 1.5)  # +g up, noise + turn-on bias
     assert imu[0].linear_acceleration_covariance[0] == pytest.approx(0.004**2 * 50)
@@ -205,7 +205,7 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
     assert usv[0].range_m == pytest.approx(distance) and usv[0].travel_time_s == pytest.approx(distance / 1500.0)
     # heading north, the USV (300 m east, 400 m north) is 36.87 deg to the right: bearing -atan2(300, 400)
     assert usv[0].bearing_rad == pytest.approx(-np.arctan2(300.0, 400.0))
-    assert usv[0].header.frame_id == "auv/base_link"
+    assert usv[0].header.frame_id == "auv/usbl_link"
     # the USV left at 1.01 s: its publishers are gone
     assert test.get_publishers_info_by_topic("/usv/gps/fix") == []
     assert len(test.get_publishers_info_by_topic("/auv/imu/data")) == 1

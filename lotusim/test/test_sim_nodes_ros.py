@@ -68,7 +68,7 @@ def test_spawn_three_models_thrust_moves_them_and_delete_stops_one(sim):
         first, last = received[0].pose.pose.position, received[-1].pose.pose.position
         moved = math.dist((first.x, first.y), (last.x, last.y))
         assert moved > 0.5, f"{name} moved only {moved:.3f} m under thrust"
-        assert received[-1].header.frame_id == "map" and received[-1].child_frame_id == f"{name}/base_link"
+        assert received[-1].header.frame_id == "odom" and received[-1].child_frame_id == f"{name}/base_link"
 
     result = sim.command([delete_item("rov")])
     assert result.results[0].ok
@@ -313,7 +313,7 @@ def test_publication_rates_in_sim_time_with_batched_steps(ros_context, case):
         for state, msg in zip(states, odom["a"], strict=True):
             p = msg.pose.pose.position
             assert list(from_float64_array(state.position)[:3]) == [p.x, p.y, p.z]
-        # /tf: map -> <vessel>/base_link with each odometry's stamp and pose, one message per step
+        # /tf: odom -> <vessel>/base_link with each odometry's stamp and pose, one message per step
         spin_until(sim.executor, lambda: sum(len(m.transforms) for m in tf) >= 2 * count, 10.0, "transforms")
         transforms = [t for m in tf for t in m.transforms]
         assert all(len({(t.header.stamp.sec, t.header.stamp.nanosec) for t in m.transforms}) == 1 for m in tf)
@@ -323,7 +323,7 @@ def test_publication_rates_in_sim_time_with_batched_steps(ros_context, case):
             for t, msg in zip(mine, msgs, strict=True):
                 p, q = msg.pose.pose.position, msg.pose.pose.orientation
                 tr, ro = t.transform.translation, t.transform.rotation
-                assert t.header.frame_id == msg.header.frame_id == "map"
+                assert t.header.frame_id == msg.header.frame_id == "odom"
                 assert [tr.x, tr.y, tr.z, ro.x, ro.y, ro.z, ro.w] == [p.x, p.y, p.z, q.x, q.y, q.z, q.w]
         assert len(transforms) == sum(len(v) for v in odom.values())
         # the type is ROS 2's own (the bootstrap's stand-in when the wheels lack tf2_msgs): the type hash that ROS 2

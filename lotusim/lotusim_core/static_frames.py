@@ -1,0 +1,88 @@
+"""The static transforms of lotusim's frames on `/tf_static` (REP 105; names in lotusim_core.ros_names).
+
+`map` -> `odom` (identity: ground-truth odometry does not drift) from the dynamics worker that publishes the
+clock; `<vessel>/base_link` -> `<vessel>/<sensor>_link` (the sensor's mount point in base_link FLU, metres,
+axes parallel to base_link: sensors measure in body axes) from the sensor publisher. Published as tf2's static
+broadcaster does: reliable, transient local (latched), depth 1, each message holding every transform of the
+publisher, so a listener that starts later gets them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from geometry_msgs.msg import TransformStamped
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from tf2_msgs.msg import TFMessage
+
+from lotusim_core.ros_names import MAP_FRAME, ODOM_FRAME, base_link, sensor_frame
+
+STATIC_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+FLUSH_PERIOD_S = 0.1  # wall time: many vessels configured in one burst make one message
+
+
+def transform(parent: str, child: str, xyz: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> TransformStamped:
+    """A transform parent -> child with translation `xyz` (m, in the parent frame) and no rotation."""
+    t = TransformStamped()
+    t.header.frame_id, t.child_frame_id = parent, child
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = (float(c) for c in xyz)
+    t.transform.rotation.w = 1.0
+    return t
+
+
+def map_to_odom() -> TransformStamped:
+    """`map` -> `odom`, identity."""
+    return transform(MAP_FRAME, ODOM_FRAME)
+
+
+def sensor_transforms(vessel: str, suite: Mapping[str, Mapping[str, Any]]) -> list[TransformStamped]:
+    """`<vessel>/base_link` -> `<vessel>/<kind>_link` of each sensor of a parsed suite (lotusim_sensors.suite:
+    mount point x_m, y_m, z_m in base_link FLU)."""
+    return [
+        transform(base_link(vessel), sensor_frame(vessel, kind), (p["x_m"], p["y_m"], p["z_m"]))
+        for kind, p in suite.items()
+    ]
+
+
+class StaticFrames:
+    """A node's static transforms, keyed (one key per vessel, or any group), sent together on /tf_static."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._pub = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
+        self._groups: dict[Any, list[TransformStamped]] = {}
+        self._dirty = False
+        self._timer = node.create_timer(FLUSH_PERIOD_S, self.flush)
+
+    def set(self, key: Any, transforms: list[TransformStamped]) -> None:
+        """Replace the transforms of `key` (sent at the next flush)."""
+        self._groups[key] = transforms
+        self._dirty = True
+
+    def discard(self, key: Any) -> None:
+        """Drop the transforms of `key` (a listener keeps the frames it has; new listeners do not get them)."""
+        if self._groups.pop(key, None) is not None:
+            self._dirty = True
+
+    def flush(self) -> None:
+        """Publish every transform if something changed since the last message."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        stamp = self._node.get_clock().now().to_msg()
+        transforms = [t for group in self._groups.values() for t in group]
+        for t in transforms:
+            t.header.stamp = stamp
+        self._pub.publish(TFMessage(transforms=transforms))
+
+
+def publish_once(node: Node, transforms: list[TransformStamped]):
+    """Publish fixed transforms once on /tf_static (latched); returns the publisher, to keep alive."""
+    pub = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
+    stamp = node.get_clock().now().to_msg()
+    for t in transforms:
+        t.header.stamp = stamp
+    pub.publish(TFMessage(transforms=transforms))
+    return pub
