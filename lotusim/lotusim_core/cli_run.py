@@ -55,13 +55,28 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--plot", default="", help="write the vessels' trajectories to this PNG at the end")
     run.add_argument("--log-dir", default="", help="keep the nodes' logs here (default: a temporary directory)")
+    run.add_argument(
+        "--remap",
+        default="",
+        metavar="FILE",
+        help="remapping file (YAML: vessels' topics -> a vehicle stack's names and rates, rules per node, lockstep; "
+        "docs/hil.md)",
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from lotusim_core import launch_plan
 
     scenario, overrides = launch_plan.scenario_from_cli(args)
-    summary = run_scenario(scenario, args.duration, args.headless, args.record, args.plot, args.log_dir)
+    hil_plan = None
+    if getattr(args, "remap", ""):
+        from lotusim_core import hil
+
+        hil_plan = hil.apply_hil(scenario, hil.load_remapping(args.remap))
+        scenario = hil_plan.scenario
+    summary = run_scenario(
+        scenario, args.duration, args.headless, args.record, args.plot, args.log_dir, hil_plan=hil_plan
+    )
     return 0 if summary["ok"] else 1
 
 
@@ -100,8 +115,11 @@ def _status_printer():
     return show
 
 
-def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot: str, log_dir: str) -> dict:
-    """Start the scenario's nodes, spawn its vessels, run, stop; return the summary (also printed)."""
+def run_scenario(
+    scenario, duration_s: float, headless: bool, record: str, plot: str, log_dir: str, hil_plan=None
+) -> dict:
+    """Start the scenario's nodes, spawn its vessels, run, stop; return the summary (also printed). hil_plan
+    (lotusim_core.hil.HilPlan): its plan and remapping rules instead of the scenario's plan."""
     import rclpy
     from rclpy.action import ActionClient
     from rclpy.parameter import Parameter
@@ -114,11 +132,13 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
     from lotusim_interfaces.action import FleetCommand
     from lotusim_interfaces.msg import FleetState, SimStats
 
-    plan = scenario.plan()
+    plan = scenario.plan() if hil_plan is None else hil_plan.plan
     duration_s = duration_s or (plan.duration_s or 0.0)
     if record and Path(record).exists():
         raise ValueError(f"--record {record}: exists already (choose another path or delete it)")
-    specs = launch_plan.node_specs(plan, headless)
+    specs = launch_plan.node_specs(plan, headless, None if hil_plan is None else hil_plan.remappings)
+    if hil_plan is not None:
+        _print_remappings(hil_plan)
     print(
         f"lotusim: scenario {plan.name}: {len(plan.vessels)} vessels, {len(plan.dynamics_nodes)} worker(s), "
         f"{len(plan.controllers)} controller(s); starting {len(specs)} nodes",
@@ -189,7 +209,11 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
             for r in result.results:
                 if not r.ok:
                     print(f"lotusim: vessel {r.name}: {r.reason}", flush=True)
-            spin_until(lambda: sim_ns[0] > 0 or not result.succeeded, 30.0, "no fleet state received")
+            lockstep = dyn["mode"] == "lockstep"
+            if lockstep:  # the vehicle stack (or a script) advances the simulation
+                print("lotusim: lockstep: waiting for /lotusim/step or /lotusim/step_for calls", flush=True)
+            first_s = float("inf") if lockstep else 30.0
+            spin_until(lambda: sim_ns[0] > 0 or not result.succeeded, first_s, "no fleet state received")
             sim_start = sim_ns[0] * 1e-9
             summary["sim_start_s"] = sim_start
             if record:
@@ -245,6 +269,13 @@ def run_scenario(scenario, duration_s: float, headless: bool, record: str, plot:
         print(f"lotusim: trajectory plot {plot}", flush=True)
         summary["plot"] = plot
     return summary
+
+
+def _print_remappings(hil_plan) -> None:
+    for node, rules in hil_plan.remappings.items():
+        print(f"lotusim: {node}: " + ", ".join(f"{a} -> {b}" for a, b in rules), flush=True)
+    if hil_plan.dropped_controllers:
+        print(f"lotusim: not started (the stack drives): {', '.join(hil_plan.dropped_controllers)}", flush=True)
 
 
 def _spawn(client, items, spin_once):

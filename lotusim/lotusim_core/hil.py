@@ -64,19 +64,38 @@ class TopicMap:
 
 
 @dataclass(frozen=True)
+class VesselRemap:
+    """The remapped topics of one vessel; `key`: where they are in the file (`topics` or `vessels.<name>`)."""
+
+    vessel: str
+    topics: tuple[TopicMap, ...]
+    key: str
+
+
+@dataclass(frozen=True)
 class HilRemapping:
-    """A loaded remapping file."""
+    """A loaded remapping file: the vessels' topics, extra rules per node (from, to), lockstep."""
 
     path: Path
-    vessel: str
     lockstep: bool
-    topics: tuple[TopicMap, ...]
+    vessels: tuple[VesselRemap, ...]
+    nodes: dict[str, tuple[tuple[str, str], ...]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def vessel(self) -> str:
+        """The first (with `vessel:`, the only) remapped vessel."""
+        return self.vessels[0].vessel if self.vessels else ""
+
+    @property
+    def topics(self) -> tuple[TopicMap, ...]:
+        return self.vessels[0].topics if self.vessels else ()
 
 
 @dataclass(frozen=True)
 class HilPlan:
-    """The scenario's plan with the HIL settings applied, plus the remapping rules per node name
-    ((from, to) pairs of absolute topic names, as launch_ros.actions.Node(remappings=...) takes them)."""
+    """The scenario's plan with the HIL settings applied, plus the remapping rules per node name ((from, to)
+    pairs as launch_ros.actions.Node(remappings=...) and `--ros-args -r from:=to` take them; a vessel's topic is
+    given relative, `<vessel>/imu/data`, so that the rule follows the node's namespace)."""
 
     plan: Plan
     scenario: Scenario
@@ -87,6 +106,9 @@ class HilPlan:
 
 class HilError(ScenarioError):
     """A malformed remapping file, or one that does not fit the scenario: names file, key and reason."""
+
+
+KNOWN_KEYS = ("vessel", "topics", "vessels", "nodes", "lockstep", "description")
 
 
 def load_remapping(path: str | Path) -> HilRemapping:
@@ -101,31 +123,70 @@ def load_remapping(path: str | Path) -> HilRemapping:
         raise HilError(where, "<file>", f"not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise HilError(where, "<top level>", f"expected a mapping, found {type(data).__name__}")
-    unknown = sorted(set(data) - {"vessel", "lockstep", "topics", "description"})
+    unknown = sorted(set(data) - set(KNOWN_KEYS))
     if unknown:
-        raise HilError(where, unknown[0], "unknown key (known keys: vessel, lockstep, topics, description)")
-    vessel = data.get("vessel")
-    if not isinstance(vessel, str) or not vessel:
-        raise HilError(where, "vessel", f"expected the name of a scenario vessel, found {vessel!r}")
+        raise HilError(where, unknown[0], f"unknown key (known keys: {', '.join(KNOWN_KEYS)})")
     lockstep = data.get("lockstep", False)
     if not isinstance(lockstep, bool):
         raise HilError(where, "lockstep", f"expected true or false, found {lockstep!r}")
-    raw_topics = data.get("topics")
-    if not isinstance(raw_topics, dict) or not raw_topics:
-        raise HilError(
-            where, "topics", f"expected a mapping of topic -> name or {{name, rate_hz}}, found {raw_topics!r}"
-        )
-    topics = tuple(_topic(where, str(topic), entry) for topic, entry in raw_topics.items())
+    vessels = _vessel_remaps(where, data)
+    nodes = _node_rules(where, data.get("nodes"))
+    if not vessels and not nodes:
+        raise HilError(where, "vessel", "expected the name of a scenario vessel (or `vessels:` / `nodes:`)")
     targets: dict[str, str] = {}
-    for t in topics:
-        if t.name in targets:
-            raise HilError(where, f"topics.{t.topic}.name", f"{t.name!r} is already the name of {targets[t.name]}")
-        targets[t.name] = t.topic
-    return HilRemapping(path, vessel, lockstep, topics)
+    for v in vessels:
+        for t in v.topics:
+            if t.name in targets:
+                raise HilError(where, f"{v.key}.{t.topic}.name", f"{t.name!r} is already the name of {targets[t.name]}")
+            targets[t.name] = t.topic if v.key == "topics" else f"{v.vessel}/{t.topic}"
+    return HilRemapping(path, lockstep, vessels, nodes)
 
 
-def _topic(where: str, topic: str, entry: Any) -> TopicMap:
-    key = f"topics.{topic}"
+def _vessel_remaps(where: str, data: dict) -> tuple[VesselRemap, ...]:
+    """`vessel:` + `topics:` (one vessel) and/or `vessels: {name: topics}`."""
+    out: list[VesselRemap] = []
+    if "vessel" in data or "topics" in data:
+        vessel = data.get("vessel")
+        if not isinstance(vessel, str) or not vessel:
+            raise HilError(where, "vessel", f"expected the name of a scenario vessel, found {vessel!r}")
+        out.append(VesselRemap(vessel, _topics(where, "topics", data.get("topics")), "topics"))
+    many = data.get("vessels", {})
+    if not isinstance(many, dict):
+        raise HilError(where, "vessels", f"expected a mapping of vessel -> topics, found {many!r}")
+    for vessel, topics in many.items():
+        if not isinstance(vessel, str) or any(v.vessel == vessel for v in out):
+            raise HilError(where, f"vessels.{vessel}", "expected each vessel name once")
+        out.append(VesselRemap(vessel, _topics(where, f"vessels.{vessel}", topics), f"vessels.{vessel}"))
+    return tuple(out)
+
+
+def _topics(where: str, key: str, raw: Any) -> tuple[TopicMap, ...]:
+    if not isinstance(raw, dict) or not raw:
+        raise HilError(where, key, f"expected a mapping of topic -> name or {{name, rate_hz}}, found {raw!r}")
+    return tuple(_topic(where, key, str(topic), entry) for topic, entry in raw.items())
+
+
+def _node_rules(where: str, raw: Any) -> dict[str, tuple[tuple[str, str], ...]]:
+    """`nodes: {node: {from: to}}`: extra `--ros-args -r from:=to` rules of a plan node (names checked here,
+    the node in apply_hil)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise HilError(where, "nodes", f"expected a mapping of node -> {{from: to}}, found {raw!r}")
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for node, rules in raw.items():
+        if not isinstance(rules, dict) or not rules:
+            raise HilError(where, f"nodes.{node}", f"expected a mapping of from -> to names, found {rules!r}")
+        for source, target in rules.items():
+            for name in (source, target):
+                if not isinstance(name, str) or not TARGET_RE.match(name):
+                    raise HilError(where, f"nodes.{node}.{source}", f"expected ROS names, found {name!r}")
+        out[str(node)] = tuple((str(a), str(b)) for a, b in rules.items())
+    return out
+
+
+def _topic(where: str, prefix: str, topic: str, entry: Any) -> TopicMap:
+    key = f"{prefix}.{topic}"
     if topic.startswith("/"):
         raise HilError(where, key, "give the vessel's topic relative to its namespace (imu/data, not /v/imu/data)")
     if isinstance(entry, str):
@@ -147,19 +208,38 @@ def _topic(where: str, topic: str, entry: Any) -> TopicMap:
 def apply_hil(scenario: Scenario, remapping: HilRemapping, lockstep: bool | None = None) -> HilPlan:
     """Check the remapping against the scenario and apply it (module doc). `lockstep` overrides the file's."""
     where = str(remapping.path)
+    overrides: dict[str, Any] = {}
+    for v in remapping.vessels:
+        overrides.update(_vessel_overrides(where, scenario, v))
+    use_lockstep = remapping.lockstep if lockstep is None else lockstep
+    if use_lockstep:
+        overrides["physics.mode"] = "lockstep"
+        overrides["physics.real_time_factor"] = 1.0
+    try:
+        scenario = scenario.with_overrides(overrides) if overrides else scenario
+    except ScenarioError as exc:
+        raise HilError(where, exc.key, f"{exc.reason} (applying the remapping file)") from None
+    for v in remapping.vessels:
+        _check_exact_rates(where, v, scenario)
+    return _hil_plan(scenario, remapping)
+
+
+def _vessel_overrides(where: str, scenario: Scenario, remap: VesselRemap) -> dict[str, Any]:
+    """The scenario overrides (sensor rates, odometry rate) of one vessel's topics, after checking them."""
     names = {v.name for v in scenario.vessels}
     declared = {v.get("name") for v in (scenario.raw.get("vessels") or []) if isinstance(v, dict)}
-    if remapping.vessel not in names:
-        raise HilError(where, "vessel", f"no vessel {remapping.vessel!r} in scenario {scenario.name}")
-    if remapping.vessel not in declared:
-        raise HilError(where, "vessel", f"{remapping.vessel!r} comes from a generator; declare it under `vessels:`")
-    vessel = scenario.vessel(remapping.vessel)
+    vkey = "vessel" if remap.key == "topics" else remap.key
+    if remap.vessel not in names:
+        raise HilError(where, vkey, f"no vessel {remap.vessel!r} in scenario {scenario.name}")
+    if remap.vessel not in declared:
+        raise HilError(where, vkey, f"{remap.vessel!r} comes from a generator; declare it under `vessels:`")
+    vessel = scenario.vessel(remap.vessel)
     spec = load_vehicle(vessel.model)
     suite = parse_suite(merge_sensors(spec.sensors, vessel.sensors), f"vessel {vessel.name}")
     overrides: dict[str, Any] = {}
     sensor_rates: dict[str, tuple[str, float]] = {}  # kind -> (topic, rate)
-    for t in remapping.topics:
-        key = f"topics.{t.topic}"
+    for t in remap.topics:
+        key = f"{remap.key}.{t.topic}"
         if t.topic in SENSOR_TOPICS:
             kind, rate_key = SENSOR_TOPICS[t.topic]
             if kind not in suite:
@@ -182,16 +262,7 @@ def apply_hil(scenario: Scenario, remapping: HilRemapping, lockstep: bool | None
         else:
             known = ", ".join([*SENSOR_TOPICS, "odom", "cmd_wrench", "thrusters/<name>/cmd", "fins/<name>/cmd"])
             raise HilError(where, key, f"not a per-vessel topic of lotusim (known: {known})")
-    use_lockstep = remapping.lockstep if lockstep is None else lockstep
-    if use_lockstep:
-        overrides["physics.mode"] = "lockstep"
-        overrides["physics.real_time_factor"] = 1.0
-    try:
-        scenario = scenario.with_overrides(overrides) if overrides else scenario
-    except ScenarioError as exc:
-        raise HilError(where, exc.key, f"{exc.reason} (applying the remapping file)") from None
-    _check_exact_rates(where, remapping, scenario)
-    return _hil_plan(scenario, remapping, vessel.name)
+    return overrides
 
 
 def _check_input(where: str, key: str, t: TopicMap, match: re.Match, spec, vessel: str) -> None:
@@ -204,11 +275,11 @@ def _check_input(where: str, key: str, t: TopicMap, match: re.Match, spec, vesse
             raise HilError(where, key, f"{vessel} ({spec.name}) has no {what} {wanted!r} (known: {', '.join(known)})")
 
 
-def _check_exact_rates(where: str, remapping: HilRemapping, scenario: Scenario) -> None:
+def _check_exact_rates(where: str, remap: VesselRemap, scenario: Scenario) -> None:
     """Sensors sample at fleet-state stamps and odometry at physics steps: a rate is exact in sim time only if
     its period is a whole number of those periods (else the intervals alternate between two values)."""
     physics = scenario.physics
-    for t in remapping.topics:
+    for t in remap.topics:
         if t.rate_hz is None:
             continue
         base = physics.fleet_state_rate_hz if t.topic != "odom" else 1.0 / physics.step_s
@@ -216,23 +287,35 @@ def _check_exact_rates(where: str, remapping: HilRemapping, scenario: Scenario) 
         if ratio < 1.0 - RATE_TOL or abs(ratio - round(ratio)) > RATE_TOL * ratio:
             raise HilError(
                 where,
-                f"topics.{t.topic}.rate_hz",
+                f"{remap.key}.{t.topic}.rate_hz",
                 f"{t.rate_hz:g} Hz is not reachable exactly: the period must be a whole number of "
                 f"{'physics steps' if t.topic == 'odom' else 'fleet-state periods'} ({base:g} Hz); "
                 f"choose physics.step_s so that step_s x rate x fleet_state_every divides 1",
             )
 
 
-def _hil_plan(scenario: Scenario, remapping: HilRemapping, vessel: str) -> HilPlan:
+def _hil_plan(scenario: Scenario, remapping: HilRemapping) -> HilPlan:
     plan = scenario.plan()
     dynamics = plan.dynamics_nodes
     remaps: dict[str, list[tuple[str, str]]] = {}
-    for t in remapping.topics:
-        rule = (f"/{vessel}/{t.topic}", t.name)
-        owners = ["sensor_publisher"] if t.topic in SENSOR_TOPICS else dynamics
-        for node in owners:
-            remaps.setdefault(node, []).append(rule)
-    kept = tuple(c for c in plan.controllers if c.vessel != vessel)
-    dropped = tuple(c.node_name for c in plan.controllers if c.vessel == vessel)
-    rates = {t.topic: t.rate_hz for t in remapping.topics if t.rate_hz is not None}
+    for v in remapping.vessels:
+        for t in v.topics:
+            rule = (f"{v.vessel}/{t.topic}", t.name)  # relative: follows the node's namespace
+            owners = ["sensor_publisher"] if t.topic in SENSOR_TOPICS else dynamics
+            for node in owners:
+                remaps.setdefault(node, []).append(rule)
+    nodes = [*plan.node_parameters, *(c.node_name for c in plan.controllers)]
+    for node, rules in remapping.nodes.items():
+        if node not in nodes:
+            raise HilError(str(remapping.path), f"nodes.{node}", f"no node {node!r} in the plan ({', '.join(nodes)})")
+        remaps.setdefault(node, []).extend(rules)
+    hil_vessels = {v.vessel for v in remapping.vessels}
+    kept = tuple(c for c in plan.controllers if c.vessel not in hil_vessels)
+    dropped = tuple(c.node_name for c in plan.controllers if c.vessel in hil_vessels)
+    rates = {
+        (t.topic if v.key == "topics" else f"{v.vessel}/{t.topic}"): t.rate_hz
+        for v in remapping.vessels
+        for t in v.topics
+        if t.rate_hz is not None
+    }
     return HilPlan(dataclasses.replace(plan, controllers=kept), scenario, remaps, rates, dropped)

@@ -29,11 +29,11 @@ def test_example_file_remaps_each_topic_on_the_node_that_owns_it():
     h = hil.apply_hil(load_scenario("single_auv"), hil.load_remapping(EXAMPLE))
     rules = {node: dict(pairs) for node, pairs in h.remappings.items()}
     assert set(rules) == {"sensor_publisher", "dynamics_0"}
-    assert rules["sensor_publisher"]["/remus_1/imu/data"] == "/couguv/imu/data"
-    assert rules["sensor_publisher"]["/remus_1/depth"] == "/couguv/depth/data"
-    assert rules["dynamics_0"]["/remus_1/odom"] == "/couguv/sim/ground_truth"
-    assert rules["dynamics_0"]["/remus_1/fins/top/cmd"] == "/couguv/fins/top/cmd"
-    assert rules["dynamics_0"]["/remus_1/thrusters/propeller/cmd"] == "/couguv/thruster/cmd"
+    assert rules["sensor_publisher"]["remus_1/imu/data"] == "/couguv/imu/data"
+    assert rules["sensor_publisher"]["remus_1/depth"] == "/couguv/depth/data"
+    assert rules["dynamics_0"]["remus_1/odom"] == "/couguv/sim/ground_truth"
+    assert rules["dynamics_0"]["remus_1/fins/top/cmd"] == "/couguv/fins/top/cmd"
+    assert rules["dynamics_0"]["remus_1/thrusters/propeller/cmd"] == "/couguv/thruster/cmd"
     # the rates became the vessel's sensor settings and the odometry rate of the workers
     vessels = yaml.safe_load(h.plan.node_parameters["sensor_publisher"]["vessels_yaml"])
     sensors = vessels["remus_1"]["sensors"]
@@ -61,8 +61,8 @@ def test_every_worker_gets_the_command_remappings(tmp_path):
         hil.load_remapping(remap_file(tmp_path, "vessel: remus_1\ntopics: {cmd_wrench: /stack/wrench}\n")),
     )
     assert h.remappings == {
-        "dynamics_0": [("/remus_1/cmd_wrench", "/stack/wrench")],
-        "dynamics_1": [("/remus_1/cmd_wrench", "/stack/wrench")],
+        "dynamics_0": [("remus_1/cmd_wrench", "/stack/wrench")],
+        "dynamics_1": [("remus_1/cmd_wrench", "/stack/wrench")],
     }
 
 
@@ -137,3 +137,41 @@ def test_exact_rates_follow_the_physics_step(tmp_path):
     assert yaml.safe_load(ok.plan.node_parameters["sensor_publisher"]["vessels_yaml"])["remus_1"]["sensors"] == {
         "imu": {"rate_hz": 25.0}
     }
+
+
+def test_several_vessels_and_node_rules_in_one_file(tmp_path):
+    """`vessels:` remaps more than one vessel (their controllers all dropped); `nodes:` adds raw rules to a node
+    of the plan; a node that the plan does not have is refused."""
+    body = """
+        vessels:
+          a: {imu/data: {name: /a_stack/imu, rate_hz: 25}, thrusters/propeller/cmd: /a_stack/thrust}
+          b: {odom: /b_stack/odom}
+        nodes:
+          current_server: {/lotusim/environment: /sim/environment}
+    """
+    scenario = """
+        name: two
+        vessels:
+          - {name: a, model: remus100, pose: {position: [0, 0, -5]}}
+          - {name: b, model: remus100, pose: {position: [20, 0, -5]}}
+        controllers:
+          - {type: depth_heading_autopilot, vessel: a, setpoints: {depth_m: 5, heading_deg: 0}}
+          - {type: depth_heading_autopilot, vessel: b, setpoints: {depth_m: 5, heading_deg: 0}}
+    """
+    h = hil.apply_hil(
+        load_scenario(remap_file(tmp_path, scenario, "two.yaml")), hil.load_remapping(remap_file(tmp_path, body))
+    )
+    assert h.remappings == {
+        "sensor_publisher": [("a/imu/data", "/a_stack/imu")],
+        "dynamics_0": [("a/thrusters/propeller/cmd", "/a_stack/thrust"), ("b/odom", "/b_stack/odom")],
+        "current_server": [("/lotusim/environment", "/sim/environment")],
+    }
+    assert h.rates_hz == {"a/imu/data": 25.0} and h.plan.controllers == ()
+    assert set(h.dropped_controllers) == {"depth_heading_autopilot_a", "depth_heading_autopilot_b"}
+    bad = "vessel: remus_1\ntopics: {imu/data: /s/imu}\nnodes: {ghost_node: {/a: /b}}\n"
+    with pytest.raises(hil.HilError) as info:
+        apply(tmp_path, bad)
+    assert info.value.key == "nodes.ghost_node" and "no node 'ghost_node'" in info.value.reason
+    with pytest.raises(hil.HilError) as info:
+        hil.load_remapping(remap_file(tmp_path, "nodes: {dynamics_0: {/a: 'b c'}}\n"))
+    assert info.value.key == "nodes.dynamics_0./a" and "ROS names" in info.value.reason

@@ -175,8 +175,8 @@ def test_hil_launch_applies_the_remapping(launch_modules, tmp_path):
     actions = run_launch("hil.launch.py", remap=str(remap), lockstep="true", headless="true")
     nodes = {a.kwargs["name"]: a.kwargs for a in actions if type(a).__name__ == "Node"}
     assert "depth_heading_autopilot_remus_1" not in nodes  # the stack drives the vessel
-    assert ("/remus_1/imu/data", "/couguv/imu/data") in nodes["sensor_publisher"]["remappings"]
-    assert ("/remus_1/fins/top/cmd", "/couguv/fins/top/cmd") in nodes["dynamics_0"]["remappings"]
+    assert ("remus_1/imu/data", "/couguv/imu/data") in nodes["sensor_publisher"]["remappings"]
+    assert ("remus_1/fins/top/cmd", "/couguv/fins/top/cmd") in nodes["dynamics_0"]["remappings"]
     assert nodes["dynamics_0"]["parameters"][0]["mode"] == "lockstep"
     with pytest.raises(ValueError, match="remap:="):
         run_launch("hil.launch.py")
