@@ -11,6 +11,10 @@ takes the stack's actuator commands back, so the stack runs unchanged. Here that
       depth: {name: /couguv/depth, rate_hz: 10}
       fins/top/cmd: /couguv/fins/top/cmd      # shorthand: name only
 
+Several vessels go under `vessels: {name: {topic: ...}}` and raw rules of any plan node under
+`nodes: {node: {from: to}}`. The rules of a vessel's topics are relative (`remus_1/imu/data` -> the stack's name)
+so that they follow the nodes into a namespace (lotusim_core.ros_names).
+
 apply_hil(scenario, remapping) validates the file against the scenario (the topic exists for that vessel's
 model and sensors; rates are reachable: a whole number of fleet-state periods, so that they are exact in sim
 time) and returns the HilPlan: the remapping rules of each node, the rate settings, and the plan with them
