@@ -144,3 +144,11 @@ def test_run_reports_a_bad_scenario_in_one_line(tmp_path):
     assert proc.returncode == 2
     assert "submarine_x" in proc.stderr and str(scenario) in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_run_reports_a_bad_remapping_file_in_one_line(tmp_path):
+    remap = tmp_path / "remap.yaml"
+    remap.write_text("vessel: remus_1\ntopics: {thrusters/main/cmd: /stack/thrust}\n")
+    proc = _lotusim("run", "single_auv", "--remap", str(remap), timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{remap}: topics.thrusters/main/cmd: remus_1 (remus100) has no thruster 'main'" in proc.stderr
