@@ -9,6 +9,7 @@ publisher, so a listener that starts later gets them all.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,9 @@ from lotusim_core.ros_names import MAP_FRAME, ODOM_FRAME, base_link, sensor_fram
 
 STATIC_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 FLUSH_PERIOD_S = 0.1  # wall time: many vessels configured in one burst make one message
+# a flush of F s is followed by at least FLUSH_BACKOFF x F s without one, so that re-sending every transform
+# while a big fleet is spawned stays a small share of the node's time (2,000 vessels x 6 sensors: 0.16 s each)
+FLUSH_BACKOFF = 10.0
 
 
 def transform(parent: str, child: str, xyz: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> TransformStamped:
@@ -54,6 +58,7 @@ class StaticFrames:
         self._pub = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
         self._groups: dict[Any, list[TransformStamped]] = {}
         self._dirty = False
+        self._quiet_until = 0.0  # monotonic s: no flush before (FLUSH_BACKOFF)
         self._timer = node.create_timer(FLUSH_PERIOD_S, self.flush)
 
     def set(self, key: Any, transforms: list[TransformStamped]) -> None:
@@ -68,14 +73,17 @@ class StaticFrames:
 
     def flush(self) -> None:
         """Publish every transform if something changed since the last message."""
-        if not self._dirty:
+        if not self._dirty or time.monotonic() < self._quiet_until:
             return
+        start = time.monotonic()
         self._dirty = False
         stamp = self._node.get_clock().now().to_msg()
         transforms = [t for group in self._groups.values() for t in group]
         for t in transforms:
             t.header.stamp = stamp
         self._pub.publish(TFMessage(transforms=transforms))
+        end = time.monotonic()
+        self._quiet_until = end + FLUSH_BACKOFF * (end - start)
 
 
 def publish_once(node: Node, transforms: list[TransformStamped]):
