@@ -140,6 +140,8 @@ $ros_setup
 export AMENT_PREFIX_PATH="$VENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$VENV/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export RMW_IMPLEMENTATION="\${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
+# DDS discovery stays on this machine unless you set it before sourcing (docs/simulation.md, several machines)
+export ROS_AUTOMATIC_DISCOVERY_RANGE="\${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 export LOTUSIM_ROOT="$ROOT"
 EOF
 if ! cmp -s "$ENV_FILE.tmp" "$ENV_FILE"; then mv "$ENV_FILE.tmp" "$ENV_FILE"; else rm -f "$ENV_FILE.tmp"; fi

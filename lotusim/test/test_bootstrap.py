@@ -50,3 +50,21 @@ def test_bootstrap_names_the_missing_tool_and_how_to_install_it(tmp_path, missin
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("bootstrap: error: ") and expected in lines[0], proc.stderr
     assert not venv.exists(), "nothing is installed when a tool is missing"
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "LOCALHOST"), ("SUBNET", "SUBNET")])
+def test_env_sh_keeps_discovery_on_this_machine_unless_the_user_opted_in(given, expected):
+    """env.sh (written by the bootstrap) limits DDS discovery to the local host by default; a range the user set
+    before sourcing it wins (docs/simulation.md, several machines)."""
+    env = {k: v for k, v in os.environ.items() if k != "ROS_AUTOMATIC_DISCOVERY_RANGE"}
+    if given is not None:
+        env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = given
+    proc = subprocess.run(
+        ["bash", "-c", f'. "{ROOT / "env.sh"}" && printf %s "$ROS_AUTOMATIC_DISCOVERY_RANGE"'],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == expected
