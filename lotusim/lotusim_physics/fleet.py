@@ -509,6 +509,37 @@ class Fleet:
         fleet._env_set = True
         return fleet
 
+    def actuator_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Pool rows of every vessel's thrusters and of its fins, in fleet order then actuator order (int64)."""
+        vi = self._vi[: self._n]
+        thrusters = _ranges(vi[:, L.VI_THR_START], vi[:, L.VI_THR_COUNT])
+        return thrusters, _ranges(vi[:, L.VI_FIN_START], vi[:, L.VI_FIN_COUNT])
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """Copies of the arrays a checkpoint keeps (lotusim_physics.checkpoint): xs (N, X_WIDTH), frozen (N,),
+        vp (N, V_WIDTH), thrusters (sum of thrusters, T_WIDTH) and fins (sum of fins, F_WIDTH) in fleet order."""
+        n = self._n
+        t_rows, f_rows = self.actuator_rows()
+        return {
+            "xs": self._xs[:n].copy(),
+            "frozen": self._frozen[:n].copy(),
+            "vp": self._vp[:n].copy(),
+            "thrusters": self._tp[t_rows],
+            "fins": self._fp[f_rows],
+        }
+
+    def overwrite_state(self, xs: np.ndarray, frozen: np.ndarray, thrusters: np.ndarray, fins: np.ndarray) -> None:
+        """Replace the state of every vessel (rows in fleet order, shapes as state_arrays(), already validated):
+        the whole xs rows, the freezes and the actuator pool rows (commands and states)."""
+        n = self._n
+        self._xs[:n] = xs
+        self._frozen[:n] = frozen
+        self._status[:n] = 0
+        t_rows, f_rows = self.actuator_rows()
+        self._tp[t_rows] = thrusters
+        self._fp[f_rows] = fins
+        self._env_set = True
+
     # --- internals -------------------------------------------------------------------------------------------
     def _pose(self, name: str, position_ned_m, q_ned_frd_wxyz, nu_frd) -> tuple[np.ndarray, ...]:
         pos = _vec(position_ned_m, 3, "position_ned_m", name)
@@ -557,3 +588,13 @@ class Fleet:
         setattr(self, attr, new)
         setattr(self, count_attr, used)
         setattr(self, dead_attr, 0)
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenated arange(start, start + count) of each pair (int64), without a Python loop."""
+    counts = counts.astype(np.int64)
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(starts.astype(np.int64) - np.cumsum(counts) + counts, counts)
+    return offsets + np.arange(total, dtype=np.int64)
