@@ -13,6 +13,7 @@ import sys
 SUBCOMMANDS = [
     "lotusim_core.cli_run",
     "lotusim_core.cli_fleet",
+    "lotusim_core.cli_checkpoint",
     "lotusim_core.cli_current_eval",
     "lotusim_core.cli_current_profile",
     "lotusim_core.cli_bench",

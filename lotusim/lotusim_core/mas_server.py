@@ -7,7 +7,8 @@ lotusim_core.fleet_registry.
 - /lotusim/list_vessels, /lotusim/list_models (services). Poses in a listing are read from the workers when
   asked (their list_vessels): the mas_server stays off the fleet_state stream, which costs a fleet-sized
   message per step to every subscriber.
-- /lotusim/checkpoint (Checkpoint): save / restore the whole simulation (every worker's state + the registry).
+- /lotusim/checkpoint (Checkpoint): save / restore / list checkpoints of the whole simulation by name (every
+  worker's state, then the registry; lotusim_core.checkpoint_coordinator).
 Vessels are assigned to dynamics workers (least loaded, or the worker an item asks for). Workers are found
 from /lotusim/stats; when a worker is first seen its vessels are read back (/lotusim/<worker>/list_vessels),
 so a restarted mas_server rebuilds its registry and loses nothing.
@@ -24,6 +25,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.task import Future
 
+from lotusim_core import checkpoint_coordinator
 from lotusim_core.catalogue import describe_models
 from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_core.geodesy import GeodeticOrigin
@@ -31,8 +33,6 @@ from lotusim_core.node_runner import run_node_main
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
-
-CHECKPOINT_ANSWER_S = 20.0  # wall seconds a worker has to save or restore before it is asked again
 
 
 class MasServer(Node):
@@ -61,6 +61,8 @@ class MasServer(Node):
         self._answering: set[str] = set()  # workers that have answered a command
         self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels, callback_group=self._group)
         self.create_service(ListModels, "/lotusim/list_models", self._on_list_models)
+        # checkpoints by name in this directory (lotusim_core.checkpoint_store.checkpoint_dir; the workers' too)
+        self.checkpoint_dir = str(self.declare_parameter("checkpoint_dir", "").value)
         self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
         self._action = ActionServer(
             self,
@@ -278,31 +280,8 @@ class MasServer(Node):
         return response
 
     async def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
-        """Forward to every worker (each saves/restores `<path>.<worker>`), then save/restore the registry."""
-        messages = []
-        for worker in sorted(self.registry.workers):
-            sub = Checkpoint.Request(operation=request.operation, path=f"{request.path}.{worker}")
-            # saving or restoring the same file again is harmless: a lost answer is asked for again
-            reply = await self._ask_worker(worker, "checkpoint", sub, CHECKPOINT_ANSWER_S, 3)
-            if reply is None:
-                messages.append(f"{worker}: no answer")
-                continue
-            if not reply.success:
-                messages.append(f"{worker}: {reply.message}")
-            response.sim_time = reply.sim_time
-            response.vessel_count += reply.vessel_count
-        if request.operation == Checkpoint.Request.RESTORE and not messages:
-            self.registry.clear_vessels()
-            for worker in sorted(self.registry.workers):
-                reply = await self._ask_worker(worker, "list", ListVessels.Request(), self.list_timeout_s, 3)
-                if reply is None:
-                    messages.append(f"{worker}: restored, but its vessels could not be listed")
-                    continue
-                for info in reply.vessels:
-                    self.registry.adopt(info.name, info.model, info.domain, worker)
-        response.success = not messages and bool(self.registry.workers)
-        response.message = "; ".join(messages) if messages else ("" if self.registry.workers else "no worker found")
-        return response
+        """Save / restore / list checkpoints of every worker by name (lotusim_core.checkpoint_coordinator)."""
+        return await checkpoint_coordinator.handle(self, request, response)
 
 
 def main(args: list[str] | None = None) -> None:

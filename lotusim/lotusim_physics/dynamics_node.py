@@ -26,11 +26,9 @@ on one clock.
 from __future__ import annotations
 
 import math
-import pickle
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import yaml
@@ -54,6 +52,7 @@ from lotusim_interfaces.action import StepFor
 from lotusim_interfaces.msg import EnvironmentConfig, FleetState, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
+from lotusim_physics import checkpoint as worker_checkpoint
 from lotusim_physics.fleet import Fleet
 from lotusim_physics.output_schedule import OutputPlan, SimTimeRate
 
@@ -155,6 +154,8 @@ class DynamicsWorker(Node):
         # Currents and wind vary over minutes and hundreds of metres: they are sampled at the vessels every
         # environment_period_s of sim time (and whenever the fleet changes) and held in between.
         self.environment_period_s = float(self.declare_parameter("environment_period_s", 0.1).value)
+        # checkpoints: saved and restored by name in this directory (lotusim_core.checkpoint_store.checkpoint_dir)
+        self.checkpoint_dir = str(self.declare_parameter("checkpoint_dir", "").value)
         if self.mode not in MODES:
             raise ValueError(f"parameter mode: expected one of {MODES}, got {self.mode!r}")
         if not (self.step_s > 0 and math.isfinite(self.step_s)):
@@ -761,58 +762,39 @@ class DynamicsWorker(Node):
         goal_handle.succeed()
         return StepFor.Result(success=True, steps_done=done, sim_time=stamp_from_ns(self.sim_time_ns))
 
-    # --- checkpoint / restore ---------------------------------------------------------------------------------
-    def checkpoint(self) -> dict:
-        """Everything needed to continue identically: fleet arrays, commands, time, environment config."""
-        return {
-            "worker": self.worker,
-            "iteration": self.iteration,
-            "step_ns": self.step_ns,
-            "fleet": self.fleet.snapshot(),
-            "environment_yaml": self.environment_yaml,
-            "environment_held": ({k: v.copy() for k, v in self._env_cache.items()}, self._env_next_ns),
-            "vessels": {
-                n: (e.model, e.domain, e.overrides_yaml, e.thruster_cmd.copy(), e.fin_cmd.copy())
-                for n, e in self.vessels.items()
-            },
-        }
+    # --- checkpoint / restore (data, not code: lotusim_physics.checkpoint) ------------------------------------
+    def checkpoint(self) -> tuple[dict, dict]:
+        """(meta, arrays) of everything needed to continue identically (lotusim_physics.checkpoint.capture)."""
+        vessels = {n: (e.model, e.domain, e.overrides_yaml) for n, e in self.vessels.items()}
+        return worker_checkpoint.capture(
+            self.step_ns, self.iteration, self.fleet, vessels, self.environment_yaml, self._env_cache, self._env_next_ns
+        )
 
-    def restore(self, state: dict) -> None:
-        if state["step_ns"] != self.step_ns:
-            raise ValueError(f"checkpoint step {state['step_ns']} ns differs from this worker's {self.step_ns} ns")
+    def restore(self, state: worker_checkpoint.WorkerState) -> None:
+        """Swap in a checkpoint validated and rebuilt by lotusim_physics.checkpoint.load (nothing fails here)."""
         for name in list(self.vessels):
             self._delete(name)
-        self.fleet = Fleet.from_snapshot(state["fleet"])
+        self.fleet = state.fleet
         self._fleet_changed()
-        self.iteration = state["iteration"]
-        self.environment_yaml = state["environment_yaml"]
-        self.environment = build_environment(yaml.safe_load(self.environment_yaml) if self.environment_yaml else None)
-        self._env_cache, self._env_next_ns = state["environment_held"]  # the held samples: an exact continuation
-        for name, (model, domain, overrides, thr, fin) in state["vessels"].items():
-            entry = VesselEntry(
-                name=name,
-                model=model,
-                domain=domain,
-                overrides_yaml=overrides,
-                thruster_cmd=thr.copy(),
-                fin_cmd=fin.copy(),
-            )
-            self.vessels[name] = entry
-            self._pending_endpoints[name] = None
+        self.iteration = state.iteration
+        self.environment, self.environment_yaml = state.environment, state.environment_yaml
+        self._env_cache, self._env_next_ns = state.env_cache, state.env_next_ns  # held samples: exact continuation
+        self._extras_version += 1
+        for r in state.vessels:
+            self.vessels[r.name] = VesselEntry(r.name, r.model, r.domain, r.overrides_yaml, r.thruster_cmd, r.fin_cmd)
+            self._pending_endpoints[r.name] = None
 
     def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
-        path = Path(request.path)
+        """SAVE / CHECK / RESTORE checkpoint NAME (request.path) in the checkpoint directory; a refusal leaves the
+        worker unchanged and answers `file: key: reason`."""
         try:
-            if request.operation == Checkpoint.Request.SAVE:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(pickle.dumps(self.checkpoint()))
-            elif request.operation == Checkpoint.Request.RESTORE:
-                self.restore(pickle.loads(path.read_bytes()))  # noqa: S301 - checkpoints are the user's own files
-            else:
-                raise ValueError(f"unknown operation {request.operation}")
+            response.digest = worker_checkpoint.serve(
+                self.checkpoint_dir, request.operation, request.path, self.worker, self.step_ns, self.checkpoint,
+                self.restore,
+            )  # fmt: skip
             response.success = True
-        except (OSError, ValueError, KeyError, pickle.UnpicklingError) as exc:
-            response.message = f"{path}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - no file or request may take the worker down
+            response.message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         response.sim_time = stamp_from_ns(self.sim_time_ns)
         response.vessel_count = len(self.vessels)
         return response

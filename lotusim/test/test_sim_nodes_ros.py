@@ -18,7 +18,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from lotusim_core.ros_arrays import from_float64_array  # noqa: E402
 from lotusim_interfaces.msg import FleetCommandItem, FleetState, ItemResult, VesselDescription  # noqa: E402
-from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels  # noqa: E402
+from lotusim_interfaces.srv import ListModels, ListVessels  # noqa: E402
 from simnodes import Sim, create_item, delete_item, lose_first_answer, spin_until  # noqa: E402
 
 
@@ -398,41 +398,6 @@ def test_fleet_state_is_the_fleet_with_its_environment_and_status(sim):
     assert list(sim.worker.fleet.frozen) == [False, True]
     assert [list(m.status) for m in states] == [[0, 1]] * 5  # from the step of the fault on
     assert_is_the_fleet(msg)
-
-
-def test_checkpoint_restore_continues_identically(sim, tmp_path):
-    from rclpy.qos import DurabilityPolicy, QoSProfile
-
-    from lotusim_interfaces.msg import EnvironmentConfig
-
-    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    env_pub = sim.client.create_publisher(EnvironmentConfig, "/lotusim/environment", latched)
-    env_yaml = "current: {model: constant, velocity_enu: [0.2, 0.1, 0.0]}"
-    env_pub.publish(EnvironmentConfig(revision=1, config_yaml=env_yaml))
-    spin_until(sim.executor, lambda: sim.worker.environment_yaml == env_yaml, 10.0, "environment applied")
-    sim.command([create_item("a", "lrauv", (0, 0, -10)), create_item("u", "wamv", (0, 20, 0))])
-    pub = sim.client.create_publisher(Float64, "/a/thrusters/propeller/cmd", 10)
-    spin_until(sim.executor, lambda: pub.get_subscription_count() > 0, 10.0, "subscription")
-    pub.publish(Float64(data=30.0))
-    sim.spin_for(0.2)
-    sim.step(100)
-    client = sim.client.create_client(Checkpoint, "/lotusim/checkpoint")
-    spin_until(sim.executor, client.service_is_ready, 10.0, "checkpoint service")
-
-    def call(op):
-        future = client.call_async(Checkpoint.Request(operation=op, path=str(tmp_path / "ckpt")))
-        spin_until(sim.executor, future.done, 10.0, "checkpoint reply")
-        return future.result()
-
-    saved = call(Checkpoint.Request.SAVE)
-    assert saved.success, saved.message
-    sim.step(150)
-    first = sim.worker.fleet.position_ned.copy()
-    restored = call(Checkpoint.Request.RESTORE)
-    assert restored.success, restored.message
-    assert sim.worker.iteration == 100
-    sim.step(150)
-    assert np.array_equal(sim.worker.fleet.position_ned, first)
 
 
 def test_listing_and_registry_rebuilt_after_mas_restart(sim):
