@@ -263,12 +263,16 @@ def _add_vessels(where: str, fleet: Fleet, records: list[dict], arrays: dict[str
     """Add each vessel from today's catalogue, check that its model packs to the saved parameters, then
     overwrite the state with the saved one."""
     xs = arrays["xs"]
+    specs: dict[tuple[str, str], object] = {}  # one spec per (model, overrides): vessels share it, as on create
     for k, record in enumerate(records):
         key = f"vessels[{k}]"
         try:
-            spec = load_vehicle(record["model"])
-            if record["overrides_yaml"].strip():
-                spec = apply_overrides(spec, yaml.safe_load(record["overrides_yaml"]) or {})
+            spec = specs.get((record["model"], record["overrides_yaml"]))
+            if spec is None:
+                spec = load_vehicle(record["model"])
+                if record["overrides_yaml"].strip():
+                    spec = apply_overrides(spec, yaml.safe_load(record["overrides_yaml"]) or {})
+                specs[record["model"], record["overrides_yaml"]] = spec
             fleet.add(record["name"], spec, xs[k, L.X_POS : L.X_POS + 3], xs[k, L.X_Q : L.X_Q + 4])
         except (ValueError, FileNotFoundError, yaml.YAMLError, RecursionError, TypeError) as exc:
             raise CheckpointError(where, key, f"model {record['model']!r} does not load: {str(exc)[:200]}") from None
