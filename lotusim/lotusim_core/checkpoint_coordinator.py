@@ -36,6 +36,9 @@ async def handle(mas, request: Checkpoint.Request, response: Checkpoint.Response
         response.success, response.message = False, str(exc)
     except OSError as exc:
         response.success, response.message = False, f"{root}: {exc.strerror or exc}"
+    except Exception as exc:  # noqa: BLE001 - no request may take the MAS server down
+        mas.get_logger().error(f"checkpoint request {request.operation} {request.path!r}: {exc!r}")
+        response.success, response.message = False, f"checkpoint: internal error: {type(exc).__name__}: {exc}"
     return response
 
 
