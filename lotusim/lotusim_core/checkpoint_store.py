@@ -208,7 +208,12 @@ def _described_arrays(path: Path, described) -> dict[str, tuple[tuple[int, ...],
         shape = spec.get("shape") if isinstance(spec, dict) else None
         dtype = spec.get("dtype") if isinstance(spec, dict) else None
         valid_shape = isinstance(shape, list) and all(type(d) is int and 0 <= d < 2**40 for d in shape)
-        if not (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key)) and valid_shape and dtype in DTYPES):
+        if not (
+            re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", str(key))
+            and valid_shape
+            and isinstance(dtype, str)
+            and dtype in DTYPES
+        ):
             expected = "expected {shape: [int, ...], dtype: float64|int64|bool}"
             raise CheckpointError(path, f"arrays.{str(key)[:64]}", expected)
         out[key] = (tuple(shape), dtype)

@@ -274,7 +274,7 @@ def _add_vessels(where: str, fleet: Fleet, records: list[dict], arrays: dict[str
                     spec = apply_overrides(spec, yaml.safe_load(record["overrides_yaml"]) or {})
                 specs[record["model"], record["overrides_yaml"]] = spec
             fleet.add(record["name"], spec, xs[k, L.X_POS : L.X_POS + 3], xs[k, L.X_Q : L.X_Q + 4])
-        except (ValueError, FileNotFoundError, yaml.YAMLError, RecursionError, TypeError) as exc:
+        except (ValueError, OSError, yaml.YAMLError, RecursionError, TypeError) as exc:
             raise CheckpointError(where, key, f"model {record['model']!r} does not load: {str(exc)[:200]}") from None
         saved = (record["thrusters"], record["fins"], record["domain"])
         if (len(spec.thrusters), len(spec.fins), spec.domain) != saved:

@@ -342,3 +342,75 @@ def test_saved_npz_is_plain_uncompressed_arrays(tmp_path):
     manifest = json.loads((tmp_path / "cp" / "worker_0.json").read_text())
     assert manifest["format"] == "lotusim-checkpoint" and manifest["version"] == 1
     assert manifest["arrays"]["xs"] == {"shape": [3, L.X_WIDTH], "dtype": "float64"}
+
+
+def _leaf_paths(doc, prefix=()):
+    """Every path to a value in a JSON document (mappings and lists), the containers included."""
+    yield prefix
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in items:
+        yield from _leaf_paths(value, (*prefix, key))
+
+
+def test_fuzzed_manifests_are_refused_with_a_checkpoint_error_only(tmp_path):
+    """Every value of a valid manifest (seeded sample) replaced by values of other types and ranges, re-signed:
+    the load either succeeds with a consistent state or raises CheckpointError; never another exception."""
+    rng = np.random.default_rng(20)
+    _saved(tmp_path, "base")
+    base = json.loads((tmp_path / "base" / "worker_0.json").read_text())
+    paths = [p for p in _leaf_paths(base) if p and p[0] != "npz_sha256"]
+    values = [None, -1, 0, 2**63, 1e308, -0.5, True, "", "x" * 300, "../../x", [], {}, [1, 2], {"a": 1}]
+    tried = refused = accepted = 0
+    for k in range(300):
+        path = paths[rng.integers(len(paths))]
+        value = values[rng.integers(len(values))]
+        manifest = json.loads(json.dumps(base))
+        target = manifest
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        name = f"f{k}"
+        shutil_copy = tmp_path / name
+        shutil_copy.mkdir()
+        manifest["checkpoint"] = name if path != ("checkpoint",) else value
+        (shutil_copy / "worker_0.npz").write_bytes((tmp_path / "base" / "worker_0.npz").read_bytes())
+        (shutil_copy / "worker_0.json").write_text(json.dumps(manifest))
+        store.commit(tmp_path, name, 0, {"worker_0": {"sha256": "0", "vessels": 3}})
+        _resign(tmp_path, name)
+        tried += 1
+        try:
+            [state] = _restore(tmp_path, name)
+        except store.CheckpointError:
+            refused += 1
+            continue
+        accepted += 1  # a change that does not matter (e.g. an unused value): the result must still be sound
+        assert state.fleet.names == ["auv", "rov", "usv"]
+    print(f"\nfuzzed manifests: {tried} tried, {refused} refused, {accepted} harmless and accepted")
+    assert tried == refused + accepted and refused > 250
+
+
+def test_fuzzed_array_files_are_refused_with_a_checkpoint_error_only(tmp_path):
+    """Random bytes of a valid .npz overwritten (seeded), re-signed: CheckpointError, or a load whose every array
+    still has the declared shape, dtype and finite values (a flipped mantissa bit is a valid number)."""
+    rng = np.random.default_rng(21)
+    _saved(tmp_path, "base")
+    data = (tmp_path / "base" / "worker_0.npz").read_bytes()
+    tried = refused = 0
+    for k in range(200):
+        name = f"z{k}"
+        (tmp_path / name).mkdir()
+        for file in ("worker_0.json", "checkpoint.json"):
+            text = (tmp_path / "base" / file).read_text().replace('"checkpoint": "base"', f'"checkpoint": "{name}"')
+            (tmp_path / name / file).write_text(text)
+        corrupted = bytearray(data)
+        for at in rng.integers(0, len(data), size=int(rng.integers(1, 8))):
+            corrupted[at] = int(rng.integers(256))
+        (tmp_path / name / "worker_0.npz").write_bytes(bytes(corrupted))
+        _resign(tmp_path, name)
+        tried += 1
+        try:
+            _restore(tmp_path, name)
+        except store.CheckpointError:
+            refused += 1
+    print(f"\nfuzzed array files: {tried} tried, {refused} refused, {tried - refused} loaded (valid numbers)")
+    assert refused > 0
