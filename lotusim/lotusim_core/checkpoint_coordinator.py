@@ -6,6 +6,8 @@
   (reads and validates it completely, changing nothing); only if all of them pass do they RESTORE, and the
   registry is rebuilt from their listings. A refused checkpoint changes no worker and no listing.
 - LIST: the checkpoints in the directory, complete or not.
+The sensor_publisher, when it runs, saves and restores its part too (/lotusim/sensors/checkpoint,
+lotusim_sensors.checkpoint): it is checked with the workers and restored after them.
 The MAS server and the workers must see one checkpoint directory (same machine or a shared file system).
 """
 
@@ -90,14 +92,21 @@ async def _save(mas, root, name: str, response: Checkpoint.Response) -> None:
             f"the workers saved at different sim times ({shown}): not committed; save in lockstep mode",
         )
     parts = {w: {"sha256": r.digest, "vessels": r.vessel_count} for w, r in replies.items()}
-    store.commit(root, name, next(iter(times.values())), parts)
+    sensors = await _ask_sensors(mas, Checkpoint.Request.SAVE, name)
+    if sensors is None:
+        response.message = "saved without the sensors' state: no sensor_publisher answers"
+    else:
+        sensors = {"sha256": sensors.digest, "t_ns": sensors.sim_time.sec * 1_000_000_000 + sensors.sim_time.nanosec}
+    store.commit(root, name, next(iter(times.values())), parts, sensors)
     _answer_totals(response, replies)
 
 
-async def _check_all(mas, root, name: str, response: Checkpoint.Response) -> list[str]:
-    """Check that the checkpoint is complete, names exactly the running workers, and that each worker accepts
-    its part (CHECK: validated, nothing changed); returns the workers."""
-    parts = store.read_commit(root, name)["parts"]
+async def _check_all(mas, root, name: str, response: Checkpoint.Response) -> tuple[list[str], bool]:
+    """Check that the checkpoint is complete, names exactly the running workers, and that each worker (and the
+    sensor node, if it runs and the checkpoint has its state) accepts its part (CHECK: validated, nothing
+    changed); returns the workers and whether the sensors are to be restored."""
+    commit = store.read_commit(root, name)
+    parts = commit["parts"]
     workers = _workers(mas)
     if sorted(parts) != workers:
         raise store.CheckpointError(
@@ -106,14 +115,21 @@ async def _check_all(mas, root, name: str, response: Checkpoint.Response) -> lis
             f"saved with workers {sorted(parts)}, running workers are {workers}: start the same workers to restore",
         )
     replies = await _ask_each(mas, Checkpoint.Request.CHECK, name, workers)
+    with_sensors = commit["sensors"] is not None and sensor_client(mas).service_is_ready()
+    if with_sensors and await _ask_sensors(mas, Checkpoint.Request.CHECK, name) is None:
+        raise store.CheckpointError("sensor_publisher", "checkpoint", "no answer")
     response.vessel_count = sum(p["vessels"] for p in parts.values())
     response.sim_time = next(iter(replies.values())).sim_time
-    return workers
+    if commit["sensors"] is not None and not with_sensors:
+        response.message = "the sensors' state is not restored: no sensor_publisher"
+    return workers, with_sensors
 
 
 async def _restore(mas, root, name: str, response: Checkpoint.Response) -> None:
-    workers = await _check_all(mas, root, name, response)
+    workers, with_sensors = await _check_all(mas, root, name, response)
     replies = await _ask_each(mas, Checkpoint.Request.RESTORE, name, workers)
+    if with_sensors and await _ask_sensors(mas, Checkpoint.Request.RESTORE, name) is None:
+        response.message = "the sensors' state is not restored: the sensor_publisher did not answer"
     _answer_totals(response, replies)
     mas.registry.clear_vessels()
     unlisted = []
@@ -126,6 +142,32 @@ async def _restore(mas, root, name: str, response: Checkpoint.Response) -> None:
             mas.registry.adopt(info.name, info.model, info.domain, worker)
     if unlisted:
         raise store.CheckpointError(f"workers {unlisted}", "list_vessels", "restored, but their vessels are not listed")
+
+
+def sensor_client(mas):
+    """The MAS server's client of /lotusim/sensors/checkpoint (made once; make it early: discovery takes time)."""
+    client = getattr(mas, "_sensor_checkpoint_client", None)
+    if client is None:
+        client = mas._sensor_checkpoint_client = mas.create_client(
+            Checkpoint, "/lotusim/sensors/checkpoint", callback_group=mas._group
+        )
+    return client
+
+
+async def _ask_sensors(mas, operation: int, name: str) -> Checkpoint.Response | None:
+    """The sensor node's answer (None if it does not run or answer); a refusal raises CheckpointError."""
+    client = sensor_client(mas)
+    if not client.service_is_ready():
+        return None
+    for _ in range(3):  # a lost answer is asked for again (saving or restoring twice is harmless)
+        future = client.call_async(Checkpoint.Request(operation=operation, path=name))
+        reply = (await mas._ask_all({"sensors": future}, CHECKPOINT_ANSWER_S))["sensors"]
+        if reply is not None:
+            if not reply.success:
+                raise store.CheckpointError("sensor_publisher", "checkpoint", reply.message)
+            return reply
+        client.remove_pending_request(future)
+    return None
 
 
 def _answer_totals(response: Checkpoint.Response, replies: dict) -> None:

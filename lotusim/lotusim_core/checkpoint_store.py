@@ -272,17 +272,21 @@ def uncommit(root: Path, name: str) -> None:
     (location(root, name) / COMMIT_FILE).unlink(missing_ok=True)
 
 
-def commit(root: Path, name: str, sim_time_ns: int, parts: dict[str, dict]) -> None:
-    """Write checkpoint.json: the checkpoint is complete. parts: worker -> {"sha256": ..., "vessels": n}."""
+def commit(root: Path, name: str, sim_time_ns: int, parts: dict[str, dict], sensors: dict | None = None) -> None:
+    """Write checkpoint.json: the checkpoint is complete. parts: worker -> {"sha256": ..., "vessels": n};
+    sensors: the sensor node's part {"sha256": ..., "t_ns": its sim time} if it was saved."""
     document = {"format": FORMAT, "version": VERSION, "checkpoint": name, "sim_time_ns": int(sim_time_ns)}
     document["parts"] = {w: {"sha256": p["sha256"], "vessels": int(p["vessels"])} for w, p in sorted(parts.items())}
+    if sensors is not None:
+        document["sensors"] = {"sha256": sensors["sha256"], "t_ns": int(sensors["t_ns"])}
     where = location(root, name, create=True)
     text = _json_text(document)
     _write_atomically(where / COMMIT_FILE, lambda tmp: tmp.write_text(text))
 
 
 def read_commit(root: Path, name: str) -> dict:
-    """checkpoint.json of `name`, validated: {"sim_time_ns": int, "parts": {worker: {"sha256", "vessels"}}}."""
+    """checkpoint.json of `name`, validated: {"sim_time_ns": int, "parts": {worker: {"sha256", "vessels"}},
+    "sensors": {"sha256", "t_ns"} or None}."""
     path = location(root, name) / COMMIT_FILE
     if not path.parent.is_dir():
         raise CheckpointError(path.parent, "<directory>", f"no checkpoint named {name!r} in {root}")
@@ -300,7 +304,12 @@ def read_commit(root: Path, name: str) -> dict:
         ok = isinstance(part, dict) and isinstance(part.get("sha256"), str) and type(part.get("vessels")) is int
         if not ok:
             raise CheckpointError(path, f"parts.{worker}", "expected {sha256: str, vessels: int}")
-    return {"sim_time_ns": sim_time_ns, "parts": parts}
+    sensors = document.get("sensors")
+    if sensors is not None and not (
+        isinstance(sensors, dict) and isinstance(sensors.get("sha256"), str) and type(sensors.get("t_ns")) is int
+    ):
+        raise CheckpointError(path, "sensors", "expected {sha256: str, t_ns: int}")
+    return {"sim_time_ns": sim_time_ns, "parts": parts, "sensors": sensors}
 
 
 def list_checkpoints(root: Path) -> list[tuple[str, dict | str]]:

@@ -64,6 +64,7 @@ class MasServer(Node):
         # checkpoints by name in this directory (lotusim_core.checkpoint_store.checkpoint_dir; the workers' too)
         self.checkpoint_dir = str(self.declare_parameter("checkpoint_dir", "").value)
         self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
+        checkpoint_coordinator.sensor_client(self)  # matched with the sensor node's service before a checkpoint
         self._action = ActionServer(
             self,
             FleetCommand,

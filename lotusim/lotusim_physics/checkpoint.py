@@ -8,8 +8,8 @@ thrust); the environment configuration (with its seeds: the environment is a pur
 and sim time, so this is its random state) and the current and wind samples held at the vessels with the time of
 the next sample; the fleet settings (step, integrator, substeps, densities, limits).
 Not kept: the ROS endpoints (made again from the models), the output schedules (functions of the step counter),
-the statistics window; the sensor node's state (biases, noise counters, schedules, modem queues) is not part of
-a worker checkpoint (docs/simulation.md).
+the statistics window. The sensor node's state (biases, noise counters, schedules, modem queues) is its own part
+of the checkpoint (lotusim_sensors.checkpoint).
 
 Restore is all-or-nothing: load() reads and validates the files (lotusim_core.checkpoint_store), then the
 meaning: names valid and unique, each model and its overrides load from today's catalogue and pack to the very

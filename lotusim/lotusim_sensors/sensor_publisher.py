@@ -49,8 +49,9 @@ from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_core.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState, VesselInfo
-from lotusim_interfaces.srv import ListVessels
+from lotusim_interfaces.srv import Checkpoint, ListVessels
 from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
+from lotusim_sensors import checkpoint as sensor_checkpoint
 from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suite
 
 LIST_RETRY_S = 5.0  # wall seconds before an unanswered list_vessels request is sent again
@@ -192,6 +193,10 @@ class SensorPublisher(Node):
         # depth 100: lockstep bursts (StepFor, Step with many steps) publish many states back to back
         self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 100)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+        # checkpoints (lotusim_sensors.checkpoint): saved and restored by name, asked by the MAS server
+        self.checkpoint_dir = str(self.declare_parameter("checkpoint_dir", "").value)
+        self._restored: dict[str, dict[str, dict]] = {}  # vessel -> kind -> saved sensor state not yet applied
+        self.create_service(Checkpoint, "/lotusim/sensors/checkpoint", self._on_checkpoint)
 
     # --- configuration ------------------------------------------------------------------------------------------
     def _parse_vessels_yaml(self, text: str) -> dict[str, dict]:
@@ -420,6 +425,8 @@ class SensorPublisher(Node):
         if "gps" in suite:
             self._banks["gps"].state["had_fix"][slot] = False
         self._static_frames.set(slot, static_frames.sensor_transforms(name, suite))
+        if name in self._restored:
+            self._apply_restored(name, slot)
         if suite:
             self.get_logger().debug(f"vessel {name} (model {model or '?'}): sensors {', '.join(suite)}")
 
@@ -816,6 +823,73 @@ class SensorPublisher(Node):
     def _queue_drop(self, name: str) -> None:
         self._modem_queue = [item for item in self._modem_queue if item[2] != name]
         heapq.heapify(self._modem_queue)
+
+    # --- checkpoint / restore (lotusim_sensors.checkpoint) --------------------------------------------------------
+    def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
+        try:
+            response.digest = sensor_checkpoint.serve(
+                self.checkpoint_dir, request.operation, request.path, set(self._banks), self._capture, self._restore
+            )
+            response.success = True
+        except Exception as exc:  # noqa: BLE001 - no file or request may take the node down
+            response.message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        response.sim_time = _time(self._t_ns)
+        response.vessel_count = len(self._slot_of)
+        return response
+
+    def _capture(self) -> tuple[dict, dict]:
+        """(meta, arrays) of every configured sensor's schedule, noise counter and state, and the modem queue."""
+        named = np.array([n is not None for n in self._names])
+        kinds = {}
+        for kind, bank in self._banks.items():
+            slots = np.flatnonzero(named & bank.present[: len(named)])
+            if slots.size:
+                kinds[kind] = sensor_checkpoint.SensorRows(
+                    [self._names[s] for s in slots.tolist()], bank.next_due_ns[slots], bank.last_ns[slots],
+                    bank.counter[slots], {k: v[slots] for k, v in bank.state.items()},
+                )  # fmt: skip
+        modem = [
+            sensor_checkpoint.ModemInFlight(
+                t, seq, dest, rx.source, rx.destination, bytes(rx.data), rx.range_m, rx.travel_time_s
+            )
+            for t, seq, dest, rx in sorted(self._modem_queue, key=lambda item: item[:2])
+        ]
+        seq = next(self._modem_seq)
+        self._modem_seq = itertools.count(seq)
+        return sensor_checkpoint.capture(self._t_ns, seq, kinds, modem)
+
+    def _restore(self, state: sensor_checkpoint.SensorState) -> None:
+        """Swap in a validated sensor checkpoint: time, modem queue now; each vessel's sensors now if configured,
+        else when it is (the restored fleet's next state brings back the vessels deleted since the save)."""
+        self._t_ns = state.t_ns
+        self._modem_seq = itertools.count(state.modem_seq)
+        self._modem_queue = [
+            (m.t_rx_ns, m.seq, m.receiver, AcousticMessage(
+                source=m.source, destination=m.destination, data=m.data, range_m=m.range_m,
+                travel_time_s=m.travel_time_s))
+            for m in state.modem
+        ]  # fmt: skip
+        heapq.heapify(self._modem_queue)
+        self._restored = state.per_vessel()
+        for name, slot in list(self._slot_of.items()):
+            if name in self._restored:
+                self._apply_restored(name, slot)
+
+    def _apply_restored(self, name: str, slot: int) -> None:
+        """Give vessel `name` (at `slot`) its saved sensor state, once every saved sensor of it is configured."""
+        saved = self._restored[name]
+        if not all(self._banks[kind].present[slot] for kind in saved):
+            return  # its suite is not (fully) configured yet: applied at its next configuration
+        for kind, s in saved.items():
+            bank = self._banks[kind]
+            bank.next_due_ns[slot], bank.last_ns[slot], bank.counter[slot] = (
+                s["next_due_ns"],
+                s["last_ns"],
+                s["counter"],
+            )
+            for key, value in s["state"].items():
+                bank.state[key][slot] = value
+        del self._restored[name]
 
 
 def main(args: list[str] | None = None) -> None:

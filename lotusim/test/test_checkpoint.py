@@ -414,3 +414,52 @@ def test_fuzzed_array_files_are_refused_with_a_checkpoint_error_only(tmp_path):
             refused += 1
     print(f"\nfuzzed array files: {tried} tried, {refused} refused, {tried - refused} loaded (valid numbers)")
     assert refused > 0
+
+
+def _sensor_part(root: Path) -> tuple[dict, dict]:
+    from lotusim_sensors import checkpoint as sck
+
+    rows = {
+        "imu": sck.SensorRows(
+            ["a", "b"], np.array([5, 6]), np.array([1, -1]), np.array([2**63 + 5, 7], dtype=np.uint64),
+            {"accel_bias": np.ones((2, 3)), "gyro_bias": np.zeros((2, 3))},
+        ),
+        "gps": sck.SensorRows(["b"], np.array([9]), np.array([3]), np.array([4], dtype=np.uint64),
+                              {"had_fix": np.array([True])}),
+    }  # fmt: skip
+    modem = [sck.ModemInFlight(50, 3, "a", "b", "", b"\x00\xffhi", 120.5, 0.08)]
+    meta, arrays = sck.capture(40, 4, rows, modem)
+    sha = sck.save(root, "cp", meta, arrays)
+    store.commit(root, "cp", 40, {"worker_0": {"sha256": "-", "vessels": 2}}, {"sha256": sha, "t_ns": 40})
+    return meta, arrays
+
+
+def test_sensor_state_round_trips_and_malformed_sensor_parts_are_refused(tmp_path):
+    from lotusim_sensors import checkpoint as sck
+
+    _sensor_part(tmp_path)
+    got: list = []
+    sck.serve(str(tmp_path), RESTORE, "cp", {"imu", "gps"}, _never, got.append)
+    [state] = got
+    assert state.t_ns == 40 and state.modem_seq == 4
+    assert state.kinds["imu"].counter[0] == 2**63 + 5  # uint64 noise counters kept bit for bit
+    assert state.modem[0].data == b"\x00\xffhi" and state.modem[0].range_m == 120.5
+    assert state.per_vessel()["b"]["gps"]["state"]["had_fix"]
+    cases = {
+        "unknown kind": lambda m, a: m["kinds"].__setitem__("sonar", m["kinds"].pop("gps")),
+        "name a path": lambda m, a: m["kinds"]["imu"].__setitem__(0, "../x"),
+        "names twice": lambda m, a: m["kinds"]["imu"].__setitem__(1, "a"),
+        "counter shape": lambda m, a: a.__setitem__("imu__counter", np.zeros(3, dtype=np.int64)),
+        "bias missing": lambda m, a: a.pop("imu__state__gyro_bias"),
+        "bias NaN": lambda m, a: a["imu__state__accel_bias"].__setitem__((0, 0), np.nan),
+        "modem byte out of range": lambda m, a: a["modem_data"].__setitem__(0, 300),
+        "modem bytes negative": lambda m, a: m["modem"][0].__setitem__("bytes", -1),
+        "modem receiver a path": lambda m, a: m["modem"][0].__setitem__("receiver", "/etc"),
+        "t_ns a string": lambda m, a: m.__setitem__("t_ns", "40"),
+    }
+    for case, corrupt in cases.items():
+        meta, arrays = _sensor_part(tmp_path / case.replace(" ", "_"))
+        meta, arrays = json.loads(json.dumps(meta)), {k: v.copy() for k, v in arrays.items()}
+        corrupt(meta, arrays)
+        with pytest.raises(store.CheckpointError):
+            sck.build(case, meta, arrays, {"imu", "gps"})
