@@ -189,6 +189,16 @@ def test_malformed_hostile_and_path_like_checkpoints_change_nothing(sim, ck_dir,
             reply = _call(sim, operation, name)
             assert not reply.success and "expected a name" in reply.message, (name, reply.message)
             assert _same_fleet(_fleet_of(sim), before)
+    # the worker's own service, as any DDS peer can call it
+    direct = sim.client.create_client(Checkpoint, "/lotusim/worker_0/checkpoint")
+    spin_until(sim.executor, direct.service_is_ready, 10.0, "worker checkpoint service")
+    for name in ["../escape", str(tmp_path / "abs" / "x"), "good/../good", "bad_0/x"]:
+        for operation in (SAVE, RESTORE, Checkpoint.Request.CHECK):
+            before = _fleet_of(sim)
+            future = direct.call_async(Checkpoint.Request(operation=operation, path=name))
+            spin_until(sim.executor, future.done, 10.0, "worker checkpoint reply")
+            assert not future.result().success and "expected a name" in future.result().message
+            assert _same_fleet(_fleet_of(sim), before)
     outside_after = sorted(p for p in tmp_path.rglob("*") if ck_dir not in p.parents and p != ck_dir)
     assert outside_after == outside_before, "a checkpoint request wrote outside the checkpoint directory"
     assert _call(sim, RESTORE, "good").success, "the good checkpoint still restores"
