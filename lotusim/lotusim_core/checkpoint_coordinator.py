@@ -126,22 +126,28 @@ async def _check_all(mas, root, name: str, response: Checkpoint.Response) -> tup
 
 
 async def _restore(mas, root, name: str, response: Checkpoint.Response) -> None:
+    """CHECK everywhere, then RESTORE every worker (all of them, even after one failed: which can only happen if
+    its files changed since its CHECK) and the sensors, then rebuild the registry from the workers' listings."""
     workers, with_sensors = await _check_all(mas, root, name, response)
-    replies = await _ask_each(mas, Checkpoint.Request.RESTORE, name, workers)
+    replies, failed = {}, []
+    for worker in workers:
+        try:
+            replies.update(await _ask_each(mas, Checkpoint.Request.RESTORE, name, [worker]))
+        except store.CheckpointError as exc:
+            failed.append(str(exc))
     if with_sensors and await _ask_sensors(mas, Checkpoint.Request.RESTORE, name) is None:
         response.message = "the sensors' state is not restored: the sensor_publisher did not answer"
-    _answer_totals(response, replies)
     mas.registry.clear_vessels()
-    unlisted = []
     for worker in workers:
         reply = await mas._ask_worker(worker, "list", ListVessels.Request(), mas.list_timeout_s, 3)
         if reply is None:
-            unlisted.append(worker)
+            failed.append(f"worker {worker}: list_vessels: restored, but its vessels are not listed")
             continue
         for info in reply.vessels:
             mas.registry.adopt(info.name, info.model, info.domain, worker)
-    if unlisted:
-        raise store.CheckpointError(f"workers {unlisted}", "list_vessels", "restored, but their vessels are not listed")
+    if failed:
+        raise store.CheckpointError(root / name, "restore", f"only partly restored: {'; '.join(failed)}")
+    _answer_totals(response, replies)
 
 
 def sensor_client(mas):

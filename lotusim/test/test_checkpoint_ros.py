@@ -229,6 +229,18 @@ def test_two_workers_are_saved_at_one_instant_and_restored_together(ros_context,
         spin_until(sim.executor, lambda: sim.workers[1].iteration == 80, 10.0, "follower at the master's clock")
         assert _same_fleet(_fleet_of(sim), reference)
         assert [v[0] for v in _listing(sim)] == ["v0", "v1"]
+
+        # a worker that fails after every CHECK passed (injected): the others are restored, the failure is
+        # reported, and the MAS listing is what the workers have
+        def fail(_state):
+            raise OSError("disk gone (injected)")
+
+        sim.workers[1].restore = fail
+        assert sim.command([delete_item("v0"), delete_item("v1")]).succeeded == 2
+        partly = _call(sim, RESTORE, "pair")
+        assert not partly.success and "only partly restored" in partly.message and "injected" in partly.message
+        assert [w.fleet.names for w in sim.workers] == [["v0"], []]
+        assert [v[0] for v in _listing(sim)] == ["v0"]
     finally:
         sim.close()
 
