@@ -41,6 +41,7 @@ setup(
             "sensor_publisher = lotusim_sensors.sensor_publisher:main",
             "waypoint_follower = lotusim_autonomy.waypoint_follower:main",
             "depth_heading_autopilot = lotusim_autonomy.depth_heading_autopilot:main",
+            "controller_host = lotusim_autonomy.controller_host:main",
         ],
     },
 )

@@ -1,78 +1,151 @@
 """depth_heading_autopilot node: depth, heading and speed (or propeller) set-points for a torpedo AUV (REMUS 100,
 LRAUV), driving its fins and propeller through the standard per-vessel topics (docs/autonomy.md).
 
-  in   /<vessel>/odom                   nav_msgs/Odometry (map ENU, base_link FLU)
-  in   /<vessel>/setpoint/depth         std_msgs/Float64, depth below the surface, m (positive down)
-  in   /<vessel>/setpoint/heading       std_msgs/Float64, compass heading, deg (0 north, 90 east)
-  in   /<vessel>/setpoint/speed         std_msgs/Float64, surge speed through the water, m/s
-  in   /<vessel>/setpoint/propeller     std_msgs/Float64, propeller command in the thruster's command_unit
+  in   <vessel>/odom                   nav_msgs/Odometry (map ENU, base_link FLU)
+  in   <vessel>/setpoint/depth         std_msgs/Float64, depth below the surface, m (positive down)
+  in   <vessel>/setpoint/heading       std_msgs/Float64, compass heading, deg (0 north, 90 east)
+  in   <vessel>/setpoint/speed         std_msgs/Float64, surge speed through the water, m/s
+  in   <vessel>/setpoint/propeller     std_msgs/Float64, propeller command in the thruster's command_unit
                                         (rpm for remus100, rad/s for lrauv); the last of speed / propeller wins
-  out  /<vessel>/fins/<name>/cmd        std_msgs/Float64, rad
-  out  /<vessel>/thrusters/<name>/cmd   std_msgs/Float64, the thruster's command_unit
-  out  /<vessel>/autopilot/status       std_msgs/Float64MultiArray, layout label STATUS_LABEL
+  out  <vessel>/fins/<name>/cmd        std_msgs/Float64, rad
+  out  <vessel>/thrusters/<name>/cmd   std_msgs/Float64, the thruster's command_unit
+  out  <vessel>/autopilot/status       std_msgs/Float64MultiArray, layout label STATUS_LABEL
 
-One control step per odometry message, h = difference of the message stamps (sim time). Until a set-point
-arrives its channel stays neutral (fins at 0 for depth/heading, propeller stopped). The control laws are in
-torpedo.TorpedoAutopilot; every gain is a parameter (names as the TorpedoGains fields).
+Topic names are relative to the vessel (no leading slash): the host node's namespace and remappings apply.
+A vessel controller (controller_host.py): the scenario's set-points (params["setpoints"]: depth_m, heading_deg,
+speed_mps) apply from the start, the topics change them later; a depth or heading without a speed cruises at
+cruise_speed_mps. One control step per odometry message, h = difference of the message stamps (sim time). A
+channel without a set-point stays neutral (fins at 0 for depth/heading, propeller stopped). The control laws are
+in torpedo.TorpedoAutopilot; every gain is a parameter (names as the TorpedoGains fields).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import fields
+from typing import Any
 
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
+from lotusim_autonomy.controller_base import ParamReader, SingleControllerNode, main_for
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
-from lotusim_autonomy.torpedo import TorpedoAutopilot, TorpedoGains
+from lotusim_autonomy.torpedo import HEADING_LAWS, TorpedoAutopilot, TorpedoGains
 from lotusim_core.catalogue import load_vehicle
-from lotusim_core.node_runner import run_node_main, with_sim_time
+from lotusim_core.vehicle_spec import VehicleSpec
 
 STATUS_LABEL = "stamp_s,depth_m,depth_ref_m,pitch_d_deg,heading_deg,heading_ref_deg,delta_q_rad,delta_r_rad"
 MAX_DEPTH_M = 11_000.0
+DEFAULT_CRUISE_MPS = 1.5  # speed when a scenario gives depth/heading but no speed (REMUS 100 cruise, Prestero 2001)
 
 
-class DepthHeadingAutopilot(Node):
-    """One AUV's depth-heading-speed autopilot."""
+class DepthHeadingAutopilot:
+    """One AUV's depth-heading-speed autopilot, on a host node (contract: controller_host.py)."""
 
-    def __init__(self, **node_kwargs) -> None:
-        overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))  # ARCHITECTURE principle 6
-        name = node_kwargs.pop("node_name", "depth_heading_autopilot")
-        super().__init__(name, parameter_overrides=overrides, **node_kwargs)
-        self.vessel = self.declare_parameter("vessel", "auv").value
-        self.model = self.declare_parameter("model", "remus100").value
+    TYPE = "depth_heading_autopilot"
+    SETPOINT_KEYS = ("depth_m", "heading_deg", "speed_mps")
+    REQUIRED_SETPOINTS = ("depth_m", "heading_deg")
+
+    @classmethod
+    def cannot_drive(cls, spec: VehicleSpec) -> str | None:
+        """Why the autopilot cannot drive this vehicle (it steers with fins and pushes with a propeller)."""
+        if spec.domain != "underwater":
+            return f"the torpedo autopilot drives underwater vehicles; {spec.name} is a {spec.domain} vessel"
+        if not spec.fins:
+            return f"the torpedo autopilot steers with control fins; {spec.name} has none (thruster-vectored)"
+        if not spec.thrusters:
+            return f"the torpedo autopilot needs a propeller; {spec.name} has no thruster"
+        return None
+
+    def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
+        self.node, self.vessel = node, vessel
+        read = ParamReader(params, f"{self.TYPE} {vessel}")
+        self.model = read.model()
         spec = load_vehicle(self.model)
+        reason = self.cannot_drive(spec)
+        if reason is not None:
+            raise ValueError(f"{self.TYPE} {vessel}: model: {reason}")
         gains = TorpedoGains()
         for f in fields(TorpedoGains):
-            value = self.declare_parameter(f.name, getattr(gains, f.name)).value
-            setattr(gains, f.name, value if isinstance(getattr(gains, f.name), str) else float(value))
-        rho = float(self.declare_parameter("water_density_kgm3", spec.water_density_kgm3).value)
+            default = getattr(gains, f.name)
+            value = (
+                read.text(f.name, default, HEADING_LAWS) if isinstance(default, str) else read.number(f.name, default)
+            )
+            setattr(gains, f.name, value)
+        rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
+        self.cruise_speed_mps = read.number("cruise_speed_mps", DEFAULT_CRUISE_MPS, 0.0, 10.0)
+        setpoints = read.setpoints()
+        read.finish()
         self.autopilot = TorpedoAutopilot(spec, gains, rho)
-        v = self.vessel
-        self._fin_pubs = [self.create_publisher(Float64, f"/{v}/fins/{f.name}/cmd", 10) for f in spec.fins]
-        self._thr_pubs = [self.create_publisher(Float64, f"/{v}/thrusters/{t.name}/cmd", 10) for t in spec.thrusters]
-        self._status_pub = self.create_publisher(Float64MultiArray, f"/{v}/autopilot/status", 10)
-        self.create_subscription(Odometry, f"/{v}/odom", self._on_odom, 10)
+        v = vessel
+        self._entities: list = []
+        pub = self._publisher
+        self._fin_pubs = [pub(Float64, f"{v}/fins/{f.name}/cmd") for f in spec.fins]
+        self._thr_pubs = [pub(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._status_pub = pub(Float64MultiArray, f"{v}/autopilot/status")
         self.depth_m: float | None = None
         self.heading_rad: float | None = None
         self.speed_mps: float | None = None
         self.propeller_cmd: float | None = None
-        self.create_subscription(Float64, f"/{v}/setpoint/depth", self._on_depth, 10)
-        self.create_subscription(Float64, f"/{v}/setpoint/heading", self._on_heading, 10)
-        self.create_subscription(Float64, f"/{v}/setpoint/speed", self._on_speed, 10)
-        self.create_subscription(Float64, f"/{v}/setpoint/propeller", self._on_propeller, 10)
+        self._apply_setpoints(setpoints)
+        sub = self._subscription
+        sub(Odometry, f"{v}/odom", self._on_odom)
+        sub(Float64, f"{v}/setpoint/depth", self._on_depth)
+        sub(Float64, f"{v}/setpoint/heading", self._on_heading)
+        sub(Float64, f"{v}/setpoint/speed", self._on_speed)
+        sub(Float64, f"{v}/setpoint/propeller", self._on_propeller)
         self.state: NedState | None = None
         self.updates = 0  # control steps done
         self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_fins = np.zeros(len(spec.fins))
         self.last_thrusters = np.zeros(len(spec.thrusters))
-        self.get_logger().info(f"depth/heading autopilot for {v} ({self.model}), heading law {gains.heading_law}")
+        node.get_logger().info(
+            f"depth/heading autopilot for {v} ({self.model}), heading law {gains.heading_law}, set-points "
+            f"depth {self.depth_m} m, heading {_deg(self.heading_rad)} deg, speed {self.speed_mps} m/s"
+        )
+
+    def _publisher(self, msg_type, topic: str):
+        pub = self.node.create_publisher(msg_type, topic, 10)
+        self._entities.append(pub)
+        return pub
+
+    def _subscription(self, msg_type, topic: str, callback) -> None:
+        self._entities.append(self.node.create_subscription(msg_type, topic, callback, 10))
+
+    def close(self) -> None:
+        """Destroy this autopilot's publishers and subscriptions on the host node."""
+        for entity in self._entities:
+            if hasattr(entity, "callback"):
+                self.node.destroy_subscription(entity)
+            else:
+                self.node.destroy_publisher(entity)
+        self._entities.clear()
+
+    def _apply_setpoints(self, setpoints: dict[str, Any]) -> None:
+        """The scenario's set-points (depth_m, heading_deg, speed_mps); a depth or heading without a speed
+        cruises at cruise_speed_mps (a torpedo AUV has no steering without way on)."""
+        where = f"{self.TYPE} {self.vessel}: setpoints"
+        unknown = sorted(set(setpoints) - set(self.SETPOINT_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown}; expected some of {list(self.SETPOINT_KEYS)}")
+        for key, low, high in (("depth_m", 0.0, MAX_DEPTH_M), ("heading_deg", -360.0, 360.0), ("speed_mps", 0, 10)):
+            value = setpoints.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not low <= value <= high):  # fmt: skip
+                raise ValueError(f"{where}.{key}: expected a number in [{low}, {high}], got {value!r}")
+        if setpoints.get("depth_m") is not None:
+            self.depth_m = float(setpoints["depth_m"])
+        if setpoints.get("heading_deg") is not None:
+            self.heading_rad = math.radians(float(setpoints["heading_deg"]))
+        if setpoints.get("speed_mps") is not None:
+            self.speed_mps = float(setpoints["speed_mps"])
+        elif self.depth_m is not None or self.heading_rad is not None:
+            self.speed_mps = self.cruise_speed_mps
 
     def _reject(self, what: str, value: float, expected: str) -> None:
-        self.get_logger().warning(f"/{self.vessel}/setpoint/{what}: expected {expected}, got {value!r}; ignored")
+        self.node.get_logger().warning(f"{self.vessel}/setpoint/{what}: expected {expected}, got {value!r}; ignored")
 
     def _on_depth(self, msg: Float64) -> None:
         if not (math.isfinite(msg.data) and 0.0 <= msg.data <= MAX_DEPTH_M):
@@ -98,7 +171,7 @@ class DepthHeadingAutopilot(Node):
         self.odom_count += 1
         s = from_odometry(msg)
         if not is_finite(s):
-            self.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
+            self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
             return
         h = step_since(self.state, s)
         self.state = s
@@ -111,7 +184,9 @@ class DepthHeadingAutopilot(Node):
             if not (np.all(np.isfinite(fins)) and np.all(np.isfinite(thrusters))):
                 raise ValueError(f"non-finite commands fins {fins.tolist()}, thrusters {thrusters.tolist()}")
         except (ValueError, FloatingPointError) as exc:  # a bad step neutralises the actuators, not the node
-            self.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); fins 0, stop")
+            self.node.get_logger().error(
+                f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); fins 0, stop"
+            )
             fins, thrusters = np.zeros_like(self.last_fins), np.zeros_like(self.last_thrusters)
         self.last_fins, self.last_thrusters = fins, thrusters
         for pub, value in zip(self._fin_pubs, fins, strict=True):
@@ -135,6 +210,17 @@ class DepthHeadingAutopilot(Node):
         self.updates += 1
 
 
+def _deg(rad: float | None) -> float | None:
+    return None if rad is None else round(math.degrees(rad), 3)
+
+
+class DepthHeadingAutopilotNode(SingleControllerNode):
+    """The standalone node: one autopilot, its params from the node's ROS parameters."""
+
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__(DepthHeadingAutopilot, **node_kwargs)
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim depth_heading_autopilot --ros-args -p vessel:=auv -p model:=remus100`."""
-    run_node_main(DepthHeadingAutopilot, args)
+    main_for(DepthHeadingAutopilotNode, DepthHeadingAutopilot.TYPE, args)

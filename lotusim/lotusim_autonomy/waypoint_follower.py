@@ -1,12 +1,12 @@
 """waypoint_follower node: drives a differential-thrust surface vessel (WAM-V, kayak USV) through WGS84
 waypoints, using the standard per-vessel topics only (docs/autonomy.md).
 
-  in   /<vessel>/odom                     nav_msgs/Odometry (map ENU, base_link FLU)
-  in   /<vessel>/waypoints/set            lotusim_interfaces/srv/SetWaypoints (lat/lon deg; empty list = stop)
+  in   <vessel>/odom                     nav_msgs/Odometry (map ENU, base_link FLU)
+  in   <vessel>/waypoints/set            lotusim_interfaces/srv/SetWaypoints (lat/lon deg; empty list = stop)
   in   /lotusim/environment               lotusim_interfaces/EnvironmentConfig (latched; its `origin`, if set,
                                           replaces the origin_* parameters)
-  out  /<vessel>/thrusters/<name>/cmd     std_msgs/Float64 (names and units from config/vehicles/<model>.yaml)
-  out  /<vessel>/waypoints/status         std_msgs/Float64MultiArray, layout label STATUS_LABEL:
+  out  <vessel>/thrusters/<name>/cmd     std_msgs/Float64 (names and units from config/vehicles/<model>.yaml)
+  out  <vessel>/waypoints/status         std_msgs/Float64MultiArray, layout label STATUS_LABEL:
                                           [stamp_s, index, count, distance_m, cross_track_m, done]
 
 One control step per odometry message; the step h is the difference of the message stamps (sim time), so the
@@ -17,6 +17,7 @@ guidance.WaypointGuidance (LOS course, "pid" or "bang_bang" speed), control: sur
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import yaml
@@ -25,14 +26,16 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
+from lotusim_autonomy.allocation import DifferentialThrustAllocation
+from lotusim_autonomy.controller_base import ParamReader, SingleControllerNode, main_for
 from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.surface import SurfaceController, SurfaceGains
 from lotusim_core import frames
 from lotusim_core.catalogue import load_vehicle
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
-from lotusim_core.node_runner import run_node_main, with_sim_time
+from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
+from lotusim_core.vehicle_spec import VehicleSpec
 from lotusim_env.environment import build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import SetWaypoints
@@ -42,67 +45,122 @@ STATUS_LABEL = "stamp_s,index,count,distance_m,cross_track_m,done"
 MAX_WAYPOINTS = 10_000
 
 
-class WaypointFollower(Node):
-    """One vessel's waypoint follower."""
+class WaypointFollower:
+    """One vessel's waypoint follower, on a host node (contract: controller_host.py)."""
 
-    def __init__(self, **node_kwargs) -> None:
-        overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))  # ARCHITECTURE principle 6
-        super().__init__(
-            node_kwargs.pop("node_name", "waypoint_follower"), parameter_overrides=overrides, **node_kwargs
-        )
-        self.vessel = self.declare_parameter("vessel", "usv").value
-        self.model = self.declare_parameter("model", "wamv").value
+    TYPE = "waypoint_follower"
+    SETPOINT_KEYS = ("waypoints", "acceptance_radius_m", "speed_mps", "loop")
+    REQUIRED_SETPOINTS = ()
+
+    @classmethod
+    def cannot_drive(cls, spec: VehicleSpec) -> str | None:
+        """Why the follower cannot drive this vehicle (it steers a surface vessel by differential thrust)."""
+        if spec.domain != "surface":
+            return f"the waypoint follower drives surface vessels; {spec.name} is an {spec.domain} vehicle"
+        try:
+            DifferentialThrustAllocation(spec.thrusters, spec.water_density_kgm3)
+        except ValueError as exc:
+            return f"the waypoint follower steers by differential thrust; {spec.name}: {exc}"
+        return None
+
+    def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
+        self.node, self.vessel = node, vessel
+        read = ParamReader(params, f"{self.TYPE} {vessel}")
+        self.model = read.model()
         spec = load_vehicle(self.model)
+        reason = self.cannot_drive(spec)
+        if reason is not None:
+            raise ValueError(f"{self.TYPE} {vessel}: model: {reason}")
         gains = SurfaceGains(
-            heading_omega_rad_s=float(self.declare_parameter("heading_omega_rad_s", 0.5).value),
-            heading_zeta=float(self.declare_parameter("heading_zeta", 1.0).value),
-            ref_omega_rad_s=float(self.declare_parameter("heading_ref_omega_rad_s", 0.4).value),
-            yaw_rate_max_rad_s=math.radians(float(self.declare_parameter("yaw_rate_max_deg_s", 10.0).value)),
-            surge_k_per_s=float(self.declare_parameter("surge_k_per_s", 0.5).value),
-            surge_ki=float(self.declare_parameter("surge_ki", 5.0).value),
+            heading_omega_rad_s=read.number("heading_omega_rad_s", 0.5, 0.0),
+            heading_zeta=read.number("heading_zeta", 1.0, 0.0),
+            ref_omega_rad_s=read.number("heading_ref_omega_rad_s", 0.4, 0.0),
+            yaw_rate_max_rad_s=math.radians(read.number("yaw_rate_max_deg_s", 10.0, 0.0)),
+            surge_k_per_s=read.number("surge_k_per_s", 0.5, 0.0),
+            surge_ki=read.number("surge_ki", 5.0, 0.0),
         )
-        rho = float(self.declare_parameter("water_density_kgm3", spec.water_density_kgm3).value)
+        rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
         self.controller = SurfaceController(spec, gains, rho)
-        mode = self.declare_parameter("guidance_mode", "pid").value
-        if mode not in GUIDANCE_MODES:
-            raise ValueError(f"parameter guidance_mode: expected one of {GUIDANCE_MODES}, got {mode!r}")
-        self.default_radius_m = float(self.declare_parameter("acceptance_radius_m", 3.0).value)
-        self.default_speed_mps = float(self.declare_parameter("cruise_speed_mps", 1.5).value)
+        mode = read.text("guidance_mode", "pid", GUIDANCE_MODES)
+        self.default_radius_m = read.number("acceptance_radius_m", 3.0, 0.0)
+        self.default_speed_mps = read.number("cruise_speed_mps", 1.5, 0.0)
         self.guidance = WaypointGuidance(
             mode=mode,
             acceptance_radius_m=self.default_radius_m,
-            lookahead_m=float(self.declare_parameter("lookahead_m", 8.0).value),
+            lookahead_m=read.number("lookahead_m", 8.0, 0.0),
             u_max=self.default_speed_mps,
-            u_min=float(self.declare_parameter("min_speed_mps", 0.2).value),
-            a_max=float(self.declare_parameter("accel_limit_mps2", 0.2).value),
+            u_min=read.number("min_speed_mps", 0.2, 0.0),
+            a_max=read.number("accel_limit_mps2", 0.2, 0.0),
             # LOTUSim's linear_pid defaults (0.5, 0.05, 0.1), lotusim_reference.md sec. 8
             speed_pid=Pid(
-                float(self.declare_parameter("speed_kp", 0.5).value),
-                float(self.declare_parameter("speed_ki", 0.05).value),
-                float(self.declare_parameter("speed_kd", 0.1).value),
+                read.number("speed_kp", 0.5),
+                read.number("speed_ki", 0.05),
+                read.number("speed_kd", 0.1),
                 integral_limit=self.default_speed_mps,
             ),
             turn_rate_max_rad_s=0.8 * gains.yaw_rate_max_rad_s,
         )
-        self._origin_param = GeodeticOrigin(
-            float(self.declare_parameter("origin_latitude_deg", 48.3904).value),
-            float(self.declare_parameter("origin_longitude_deg", -4.4861).value),
-            float(self.declare_parameter("origin_altitude_m", 0.0).value),
-        )
+        self._origin_param = read.origin()
+        setpoints = read.setpoints()
+        read.finish()
         self._origin_env: GeodeticOrigin | None = None
-        v = self.vessel
+        self._pending: SetWaypoints.Request | None = self._initial_route(setpoints)
+        v = vessel
         self._thruster_pubs = [
-            self.create_publisher(Float64, f"/{v}/thrusters/{t.name}/cmd", 10) for t in spec.thrusters
+            node.create_publisher(Float64, f"{v}/thrusters/{t.name}/cmd", 10) for t in spec.thrusters
         ]
-        self._status_pub = self.create_publisher(Float64MultiArray, f"/{v}/waypoints/status", 10)
-        self.create_subscription(Odometry, f"/{v}/odom", self._on_odom, 10)
-        self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
-        self.create_service(SetWaypoints, f"/{v}/waypoints/set", self._on_set_waypoints)
+        self._status_pub = node.create_publisher(Float64MultiArray, f"{v}/waypoints/status", 10)
+        self._subs = [
+            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 10),
+            node.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED),
+        ]
+        self._service = node.create_service(SetWaypoints, f"{v}/waypoints/set", self._on_set_waypoints)
         self.state: NedState | None = None
         self.updates = 0  # control steps done
         self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_commands = np.zeros(len(spec.thrusters))
-        self.get_logger().info(f"waypoint follower for {v} ({self.model}), guidance {mode}")
+        route = (
+            "no route" if self._pending is None else f"{len(self._pending.latitude_deg)} waypoints from the scenario"
+        )
+        node.get_logger().info(f"waypoint follower for {v} ({self.model}), guidance {mode}, {route}")
+
+    def close(self) -> None:
+        """Destroy this follower's publishers, subscriptions and service on the host node."""
+        for pub in [*self._thruster_pubs, self._status_pub]:
+            self.node.destroy_publisher(pub)
+        for sub in self._subs:
+            self.node.destroy_subscription(sub)
+        self.node.destroy_service(self._service)
+        self._thruster_pubs, self._subs = [], []
+
+    def _initial_route(self, setpoints: dict[str, Any]) -> SetWaypoints.Request | None:
+        """The scenario's route (latitude_deg / longitude_deg lists, or waypoints_enu [[x, y], ...] or flat
+        [x0, y0, ...] in map ENU metres), applied at the first odometry so its first leg starts at the vessel."""
+        where = f"{self.TYPE} {self.vessel}: setpoints"
+        known = {"latitude_deg", "longitude_deg", "waypoints_enu", "acceptance_radius_m", "speed_mps", "loop"}
+        unknown = sorted(set(setpoints) - known)
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown}; expected some of {sorted(known)}")
+        req = SetWaypoints.Request()
+        try:
+            lat = [float(x) for x in setpoints.get("latitude_deg") or []]
+            lon = [float(x) for x in setpoints.get("longitude_deg") or []]
+            if not lat and setpoints.get("waypoints_enu"):
+                enu = np.asarray(setpoints["waypoints_enu"], dtype=float).reshape(-1, 2)
+                geo = enu_to_geodetic(np.column_stack([enu, np.zeros(len(enu))]), self._origin_param)
+                lat, lon = geo[:, 0].tolist(), geo[:, 1].tolist()
+            req.acceptance_radius_m = float(setpoints.get("acceptance_radius_m", 0.0))
+            req.speed_mps = float(setpoints.get("speed_mps", 0.0))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: expected numbers and lists of numbers ({exc})") from None
+        req.loop = bool(setpoints.get("loop", False))
+        if not lat:
+            return None
+        req.latitude_deg, req.longitude_deg = lat, lon
+        problem = route_problem(np.asarray(lat), np.asarray(lon), req.acceptance_radius_m, req.speed_mps)
+        if problem is not None:
+            raise ValueError(f"{where}: {problem}")
+        return req
 
     @property
     def origin(self) -> GeodeticOrigin:
@@ -112,23 +170,13 @@ class WaypointFollower(Node):
         try:
             self._origin_env = build_environment(yaml.safe_load(msg.config_yaml)).origin
         except Exception as exc:  # noqa: BLE001 - a bad environment must not stop the follower
-            self.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
+            self.node.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
 
     def _on_set_waypoints(self, request: SetWaypoints.Request, response: SetWaypoints.Response):
         lat = np.asarray(request.latitude_deg, dtype=float)
         lon = np.asarray(request.longitude_deg, dtype=float)
-        where = f"/{self.vessel}/waypoints/set"
-        problem = None
-        if lat.shape != lon.shape:
-            problem = f"expected as many latitudes as longitudes, got {lat.size} and {lon.size}"
-        elif lat.size > MAX_WAYPOINTS:
-            problem = f"expected at most {MAX_WAYPOINTS} waypoints, got {lat.size}"
-        elif not (np.all(np.isfinite(lat)) and np.all(np.isfinite(lon))):
-            problem = "expected finite latitudes and longitudes, got NaN or infinity"
-        elif np.any(np.abs(lat) > 90.0) or np.any((lon < -180.0) | (lon > 360.0)):
-            problem = "expected latitudes in [-90, 90] and longitudes in [-180, 360] deg"
-        elif not (math.isfinite(request.acceptance_radius_m) and math.isfinite(request.speed_mps)):
-            problem = "expected a finite acceptance_radius_m and speed_mps"
+        where = f"{self.vessel}/waypoints/set"
+        problem = route_problem(lat, lon, request.acceptance_radius_m, request.speed_mps)
         if problem is not None:
             response.success, response.message = False, f"{where}: {problem}; route unchanged"
             return response
@@ -144,17 +192,22 @@ class WaypointFollower(Node):
             self._publish_commands(self.controller.stop())
         response.success = True
         response.message = f"{len(enu)} waypoints, acceptance radius {g.acceptance_radius_m} m, {g.u_max} m/s"
-        self.get_logger().info(f"{self.vessel}: {response.message}")
+        self.node.get_logger().info(f"{self.vessel}: {response.message}")
         return response
 
     def _on_odom(self, msg: Odometry) -> None:
         self.odom_count += 1
         s = from_odometry(msg)
         if not is_finite(s):
-            self.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
+            self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
             return
         h = step_since(self.state, s)
         self.state = s
+        if self._pending is not None:  # the scenario's route: its first leg starts where the vessel is now
+            request, self._pending = self._pending, None
+            answer = self._on_set_waypoints(request, SetWaypoints.Response())
+            if not answer.success:
+                self.node.get_logger().error(f"{self.vessel}: scenario route rejected: {answer.message}")
         if h <= 0.0:  # first message, or a stamp that did not advance (e.g. after a restore): no step
             return
         try:
@@ -167,7 +220,7 @@ class WaypointFollower(Node):
             if not np.all(np.isfinite(cmd)):
                 raise ValueError(f"non-finite thruster commands {cmd.tolist()}")
         except (ValueError, FloatingPointError, IndexError) as exc:  # a bad step stops the vessel, not the node
-            self.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); thrust off")
+            self.node.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); thrust off")
             self._publish_commands(self.controller.stop())
             return
         self._publish_commands(cmd)
@@ -184,6 +237,28 @@ class WaypointFollower(Node):
             pub.publish(Float64(data=float(value)))
 
 
+def route_problem(lat: np.ndarray, lon: np.ndarray, radius_m: float, speed_mps: float) -> str | None:
+    """What is wrong with a route (WGS84 deg), or None."""
+    if lat.shape != lon.shape:
+        return f"expected as many latitudes as longitudes, got {lat.size} and {lon.size}"
+    if lat.size > MAX_WAYPOINTS:
+        return f"expected at most {MAX_WAYPOINTS} waypoints, got {lat.size}"
+    if not (np.all(np.isfinite(lat)) and np.all(np.isfinite(lon))):
+        return "expected finite latitudes and longitudes, got NaN or infinity"
+    if np.any(np.abs(lat) > 90.0) or np.any((lon < -180.0) | (lon > 360.0)):
+        return "expected latitudes in [-90, 90] and longitudes in [-180, 360] deg"
+    if not (math.isfinite(radius_m) and math.isfinite(speed_mps)):
+        return "expected a finite acceptance_radius_m and speed_mps"
+    return None
+
+
+class WaypointFollowerNode(SingleControllerNode):
+    """The standalone node: one follower, its params from the node's ROS parameters."""
+
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__(WaypointFollower, **node_kwargs)
+
+
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim waypoint_follower --ros-args -p vessel:=usv -p model:=wamv`."""
-    run_node_main(WaypointFollower, args)
+    main_for(WaypointFollowerNode, WaypointFollower.TYPE, args)

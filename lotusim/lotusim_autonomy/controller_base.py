@@ -1,0 +1,120 @@
+"""Helpers shared by the vessel controllers (the contract is in controller_host.py): typed reads of a controller's
+params dict, dotted ROS parameter names to nested params, the standalone one-controller node and its main()."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rclpy.node import Node
+
+from lotusim_core.geodesy import GeodeticOrigin
+from lotusim_core.node_runner import run_node_main, with_sim_time
+
+DEFAULT_ORIGIN = GeodeticOrigin(48.3904, -4.4861, 0.0)  # the MAS server's default origin (Brest)
+COMMON_KEYS = ("model", "origin_latitude_deg", "origin_longitude_deg", "origin_altitude_m", "setpoints")
+# node parameters that are not controller params (rclpy declares the last two on every node)
+ROS_ONLY_KEYS = ("vessel", "controllers_yaml", "use_sim_time", "start_type_description_service")
+
+
+class ParamReader:
+    """Typed reads from a controller's params dict, with `where: key: reason` errors and a check for unknown
+    keys (a misspelt gain must not be silently ignored)."""
+
+    def __init__(self, params: Mapping[str, Any], where: str) -> None:
+        self.params = dict(params)
+        self.where = where
+        self.used: set[str] = set(COMMON_KEYS) | set(ROS_ONLY_KEYS)
+
+    def number(self, key: str, default: float, low: float = -float("inf"), high: float = float("inf")) -> float:
+        self.used.add(key)
+        value = self.params.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low <= float(value) <= high):
+            raise ValueError(f"{self.where}: {key}: expected a number in [{low}, {high}], got {value!r}")
+        return float(value)
+
+    def text(self, key: str, default: str, choices: Sequence[str] | None = None) -> str:
+        self.used.add(key)
+        value = self.params.get(key, default)
+        if not isinstance(value, str) or (choices is not None and value not in choices):
+            expected = f"one of {tuple(choices)}" if choices is not None else "a string"
+            raise ValueError(f"{self.where}: {key}: expected {expected}, got {value!r}")
+        return value
+
+    def model(self) -> str:
+        value = self.params.get("model")
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{self.where}: model: expected the vessel's catalogue model name, got {value!r}")
+        return value
+
+    def origin(self) -> GeodeticOrigin:
+        return GeodeticOrigin(
+            self.number("origin_latitude_deg", DEFAULT_ORIGIN.latitude_deg, -90.0, 90.0),
+            self.number("origin_longitude_deg", DEFAULT_ORIGIN.longitude_deg, -180.0, 360.0),
+            self.number("origin_altitude_m", DEFAULT_ORIGIN.altitude_m),
+        )
+
+    def setpoints(self) -> dict[str, Any]:
+        value = self.params.get("setpoints") or {}
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{self.where}: setpoints: expected a mapping, got {value!r}")
+        return dict(value)
+
+    def finish(self) -> None:
+        """Raise if params holds a key nobody read."""
+        unknown = sorted(set(self.params) - self.used)
+        if unknown:
+            known = sorted(self.used - set(ROS_ONLY_KEYS))
+            raise ValueError(f"{self.where}: unknown parameter(s) {unknown}; expected some of {known}")
+
+
+def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """{"setpoints.depth_m": 10, "model": "x"} -> {"setpoints": {"depth_m": 10}, "model": "x"}."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        parts = key.split(".")
+        d = out
+        for p in parts[:-1]:
+            d = d.setdefault(p, {})
+        d[parts[-1]] = value
+    return out
+
+
+class SingleControllerNode(Node):
+    """A node that runs one controller (the `ros2 run lotusim <type>` executables): its ROS parameters, dotted
+    names nested, are the controller's params; `vessel` names the vessel."""
+
+    def __init__(self, cls: type, **node_kwargs) -> None:
+        overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))
+        super().__init__(
+            node_kwargs.pop("node_name", cls.TYPE),
+            parameter_overrides=overrides,
+            allow_undeclared_parameters=True,
+            automatically_declare_parameters_from_overrides=True,
+            **node_kwargs,
+        )
+        flat = {name: p.value for name, p in self._parameters.items()}
+        vessel = flat.get("vessel") or ""
+        if not isinstance(vessel, str) or not vessel:
+            raise ValueError(f"{cls.TYPE}: parameter vessel: expected the vessel's name, got {vessel!r}")
+        params = nest({k: v for k, v in flat.items() if k not in ROS_ONLY_KEYS and not k.startswith("qos_overrides.")})
+        self.controller = cls(self, vessel, params)
+
+    def close(self) -> None:
+        close = getattr(self.controller, "close", None)
+        if close is not None:
+            close()
+
+
+def main_for(make_node: Callable[[], Node], what: str, args: list[str] | None = None) -> None:
+    """`main()` of a controller executable: a parameter error ends the process with its message, no traceback."""
+
+    def make() -> Node:
+        try:
+            return make_node()
+        except ValueError as exc:
+            print(f"{what}: error: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
+
+    run_node_main(make, args)

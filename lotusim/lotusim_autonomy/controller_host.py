@@ -1,0 +1,131 @@
+"""Vessel controllers, many to a process: the contract every controller follows, its registry, and the
+`controller_host` node that hosts a list of them (docs/autonomy.md).
+
+The contract. A vessel controller is a class
+
+    class MyController:
+        TYPE = "my_type"                        # the scenario's `controllers[i].type`
+        SETPOINT_KEYS = ("depth_m", ...)        # the scenario `setpoints:` keys it accepts (scenario.SETPOINT_KEYS)
+        REQUIRED_SETPOINTS = ("depth_m",)       # of which these must be given
+
+        @classmethod
+        def cannot_drive(cls, spec: VehicleSpec) -> str | None:
+            '''ROS-free: why this controller cannot drive a vehicle of this spec, or None if it can.'''
+
+        def __init__(self, node: rclpy.node.Node, vessel: str, params: dict[str, Any]) -> None:
+            '''Create its subscriptions, publishers, services and timers on `node`, with names relative to the
+            vessel and no leading slash (f"{vessel}/odom", f"{vessel}/thrusters/{name}/cmd", ...), so that
+            the host's namespace and remappings apply. Raise ValueError("<vessel>: <key>: <reason>") on a bad
+            parameter.'''
+
+        def close(self) -> None:
+            '''Destroy what it created on the node (the host calls it on shutdown or removal).'''
+
+and is registered in CONTROLLER_TYPES under its TYPE. `params` (a plain dict, the same keys whether they come from
+the scenario, a `controllers_yaml` entry or the ROS parameters of a standalone node) holds:
+
+    model                       catalogue model of the vessel (config/vehicles/<model>.yaml), required
+    origin_latitude_deg, origin_longitude_deg, origin_altitude_m
+                                the world origin (WGS84) of `map`, for geodetic set-points
+    setpoints                   dict: the scenario's set-points after validation (scenario.py), applied at start;
+                                the runtime topics/services of the controller change them later
+    <anything else>             the controller's own tuning parameters (gains); unknown keys are an error
+
+Helpers for writing one (controller_base.py, re-exported here): ParamReader (typed reads of params with
+`where: key: reason` errors; `finish()` rejects unknown keys), SingleControllerNode and main_for (the standalone
+executable of a type). Controller modules import controller_base, not this module (which imports them all).
+
+A standalone node (one per type, for `ros2 run`) wraps one controller: its ROS parameters, with dotted names
+nested (`setpoints.depth_m` -> params["setpoints"]["depth_m"]), become `params`; `vessel` names the vessel.
+The host node's parameter `controllers_yaml` is a YAML list of {type, vessel, params}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from rclpy.node import Node
+
+from lotusim_autonomy.controller_base import (  # noqa: F401 - re-exported: the contract's helpers
+    COMMON_KEYS,
+    DEFAULT_ORIGIN,
+    ParamReader,
+    SingleControllerNode,
+    main_for,
+    nest,
+)
+from lotusim_core.node_runner import with_sim_time
+
+
+def build_controller(node: Node, kind: str, vessel: str, params: Mapping[str, Any]):
+    """One controller of type `kind` for `vessel` on `node`; ValueError with the reason if it cannot be built."""
+    if kind not in CONTROLLER_TYPES:
+        raise ValueError(f"{vessel}: type: expected one of {sorted(CONTROLLER_TYPES)}, got {kind!r}")
+    return CONTROLLER_TYPES[kind](node, vessel, dict(params))
+
+
+class ControllerHost(Node):
+    """Hosts the controllers listed in the `controllers_yaml` parameter (a YAML list of {type, vessel, params})
+    on this one node; each controller keeps its own per-vessel topics and services."""
+
+    def __init__(self, **node_kwargs) -> None:
+        overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))
+        super().__init__(node_kwargs.pop("node_name", "controller_host"), parameter_overrides=overrides, **node_kwargs)
+        text = self.declare_parameter("controllers_yaml", "[]").value
+        entries = parse_controllers_yaml(text)
+        self.controllers: dict[tuple[str, str], Any] = {}
+        for i, entry in enumerate(entries):
+            key = (entry["type"], entry["vessel"])
+            if key in self.controllers:
+                raise ValueError(f"controllers_yaml[{i}]: {entry['vessel']} already has a {entry['type']}")
+            try:
+                self.controllers[key] = build_controller(self, entry["type"], entry["vessel"], entry["params"])
+            except ValueError as exc:
+                raise ValueError(f"controllers_yaml[{i}] ({entry['type']}): {exc}") from None
+        self.get_logger().info(f"hosting {len(self.controllers)} controller(s)")
+
+    def close(self) -> None:
+        for controller in self.controllers.values():
+            close = getattr(controller, "close", None)
+            if close is not None:
+                close()
+        self.controllers.clear()
+
+
+def parse_controllers_yaml(text: str) -> list[dict[str, Any]]:
+    """The `controllers_yaml` parameter: a list of {type: str, vessel: str, params: mapping (optional)}."""
+    try:
+        data = yaml.safe_load(text) if text.strip() else []
+    except yaml.YAMLError as exc:
+        raise ValueError(f"controllers_yaml: not valid YAML ({exc})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"controllers_yaml: expected a list of {{type, vessel, params}}, got {type(data).__name__}")
+    out = []
+    for i, item in enumerate(data):
+        if not isinstance(item, Mapping) or set(item) - {"type", "vessel", "params"}:
+            raise ValueError(f"controllers_yaml[{i}]: expected a mapping with keys type, vessel, params; got {item!r}")
+        kind, vessel, params = item.get("type"), item.get("vessel"), item.get("params") or {}
+        if not isinstance(kind, str) or not isinstance(vessel, str) or not vessel:
+            raise ValueError(f"controllers_yaml[{i}]: type and vessel: expected strings, got {kind!r}, {vessel!r}")
+        if not isinstance(params, Mapping):
+            raise ValueError(f"controllers_yaml[{i}].params: expected a mapping, got {params!r}")
+        out.append({"type": kind, "vessel": vessel, "params": dict(params)})
+    return out
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of `ros2 run lotusim controller_host --ros-args -p controllers_yaml:='[{type: ..., ...}]'`."""
+    main_for(ControllerHost, "controller_host", args)
+
+
+def _registry() -> dict[str, type]:
+    from lotusim_autonomy.depth_heading_autopilot import DepthHeadingAutopilot
+    from lotusim_autonomy.waypoint_follower import WaypointFollower
+
+    types: dict[str, type] = {c.TYPE: c for c in (WaypointFollower, DepthHeadingAutopilot)}
+    return types
+
+
+CONTROLLER_TYPES: dict[str, type] = _registry()
