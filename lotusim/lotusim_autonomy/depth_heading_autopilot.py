@@ -91,7 +91,7 @@ class DepthHeadingAutopilot:
         self.propeller_cmd: float | None = None
         self._apply_setpoints(setpoints)
         sub = self._subscription
-        sub(Odometry, f"{v}/odom", self._on_odom)
+        sub(Odometry, f"{v}/odom", self._on_odom, depth=1)  # a host that lags steps on the newest state
         sub(Float64, f"{v}/setpoint/depth", self._on_depth)
         sub(Float64, f"{v}/setpoint/heading", self._on_heading)
         sub(Float64, f"{v}/setpoint/speed", self._on_speed)
@@ -111,8 +111,8 @@ class DepthHeadingAutopilot:
         self._entities.append(pub)
         return pub
 
-    def _subscription(self, msg_type, topic: str, callback) -> None:
-        self._entities.append(self.node.create_subscription(msg_type, topic, callback, 10))
+    def _subscription(self, msg_type, topic: str, callback, depth: int = 10) -> None:
+        self._entities.append(self.node.create_subscription(msg_type, topic, callback, depth))
 
     def close(self) -> None:
         """Destroy this autopilot's publishers and subscriptions on the host node."""

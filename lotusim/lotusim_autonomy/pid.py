@@ -11,6 +11,7 @@ h comes from the caller (sim time between two measurements), never from a wall c
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,8 @@ class Pid:
 
     def step(self, error, h: float, derivative=None) -> np.ndarray:
         """Output for `error` after a step of h seconds (h > 0; h <= 0 leaves the integral unchanged)."""
+        if self._scalar(error, derivative):
+            return self._step_scalar(float(error), h, None if derivative is None else float(derivative))
         e = np.asarray(error, dtype=float)
         if derivative is None:
             derivative = np.zeros_like(e) if self._last_error is None or h <= 0 else (e - self._last_error) / h
@@ -67,3 +70,46 @@ class Pid:
         self.integral = integral
         u = self.kp * e + self.ki * integral + self.kd * derivative
         return sat(u, self.u_max)
+
+    def _scalar(self, error, derivative) -> bool:
+        """One vessel with scalar gains: the same law in plain floats (a controller host steps hundreds of these
+        per second; NumPy's per-call overhead on 0-d arrays was ~150 us a step)."""
+        return (
+            _is_scalar(error)
+            and (derivative is None or _is_scalar(derivative))
+            and _is_scalar(self.kp)
+            and _is_scalar(self.ki)
+            and _is_scalar(self.kd)
+            and _is_scalar(self.u_max)
+            and _is_scalar(self.integral_limit)
+            and _is_scalar(self.integral)
+        )
+
+    def _step_scalar(self, e: float, h: float, derivative: float | None) -> np.float64:
+        last = None if self._last_error is None else float(self._last_error)
+        if derivative is None:
+            derivative = 0.0 if last is None or h <= 0 else (e - last) / h
+        self._last_error = np.float64(e)
+        kp, ki, kd, u_max = float(self.kp), float(self.ki), float(self.kd), float(self.u_max)
+        integral = float(self.integral)
+        if h > 0:
+            bound = float(self.integral_limit) / abs(ki) if ki != 0 else math.inf
+            candidate = min(max(integral + e * h, -bound), bound)
+            unsat = kp * e + ki * candidate + kd * derivative
+            winding = abs(unsat) > u_max and _sign(unsat) == _sign(e)
+            integral = integral if winding else candidate
+        self.integral = np.float64(integral)
+        u = kp * e + ki * integral + kd * derivative
+        return np.float64(min(max(u, -u_max), u_max))
+
+
+_SCALAR_TYPES = (float, int, np.float64)
+
+
+def _is_scalar(v) -> bool:
+    t = type(v)
+    return t in _SCALAR_TYPES or (t is np.ndarray and v.ndim == 0)
+
+
+def _sign(x: float) -> float:
+    return (x > 0) - (x < 0)

@@ -111,7 +111,7 @@ class WaypointFollower:
         ]
         self._status_pub = node.create_publisher(Float64MultiArray, f"{v}/waypoints/status", 10)
         self._subs = [
-            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 10),
+            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 1),  # a lagging host: newest state
             node.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED),
         ]
         self._service = node.create_service(SetWaypoints, f"{v}/waypoints/set", self._on_set_waypoints)

@@ -2,8 +2,8 @@
 
 launch/sim.launch.py and launch/hil.launch.py only turn these into launch_ros.actions.Node / ExecuteProcess
 (launch is not needed to build or test them). The executables are the console scripts of lotusim/setup.py;
-the node names are the plan's (current_server, mas_server, dynamics_<k>, sensor_publisher, and
-<controller type>_<vessel> for the autonomy nodes).
+the node names are the plan's (current_server, mas_server, dynamics_<k>, sensor_publisher), and the scenario's
+controllers run in a few `controller_host_<k>` processes (controller_host_specs; lotusim_autonomy/controller_host.py).
 """
 
 from __future__ import annotations
@@ -11,12 +11,16 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from lotusim_core.scenario import ControllerPlan, Plan, Scenario, launch_overrides, load_scenario
 
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 PACKAGE = "lotusim"
 EXECUTABLES = {"current_server": "current_server", "mas_server": "mas_server", "sensor_publisher": "sensor_publisher"}
 
@@ -105,12 +109,46 @@ def node_specs(
             params["markers.rate_hz"] = 0.0
         executable = "dynamics" if name.startswith("dynamics_") else EXECUTABLES[name]
         specs.append(NodeSpec(PACKAGE, executable, name, params, tuple(remappings.get(name, ()))))
-    specs += [controller_spec(c) for c in plan.controllers]
+    specs += controller_host_specs(plan.controllers)
     return specs
 
 
+CONTROLLERS_PER_HOST = 60  # one Python process steps ~60 controllers at 10 Hz odometry well above real time
+
+
+def controller_host_specs(
+    controllers: Sequence[ControllerPlan], per_host: int = CONTROLLERS_PER_HOST
+) -> list[NodeSpec]:
+    """The controllers grouped into ceil(n / per_host) `controller_host` processes (controller_host_0, ...),
+    dealt round-robin so the hosts carry similar loads; each keeps its per-vessel topics and services."""
+    if not controllers:
+        return []
+    hosts = -(-len(controllers) // per_host)
+    groups: list[list[dict[str, Any]]] = [[] for _ in range(hosts)]
+    for i, c in enumerate(controllers):
+        groups[i % hosts].append(host_entry(c))
+    return [
+        NodeSpec(
+            PACKAGE,
+            "controller_host",
+            f"controller_host_{k}",
+            {"use_sim_time": True, "controllers_yaml": yaml.dump(group, Dumper=_DUMPER, default_flow_style=None)},
+        )
+        for k, group in enumerate(groups)
+    ]
+
+
+def host_entry(controller: ControllerPlan) -> dict[str, Any]:
+    """One `controllers_yaml` entry {type, vessel, params}: the controller's parameters (model, origin, gains)
+    and its scenario set-points under params["setpoints"] (controller_host.py)."""
+    params = {k: v for k, v in controller.parameters.items() if k not in ("vessel", "use_sim_time")}
+    params["setpoints"] = dict(controller.setpoints)
+    return {"type": controller.type, "vessel": controller.vessel, "params": params}
+
+
 def controller_spec(controller: ControllerPlan) -> NodeSpec:
-    """An autonomy node: its parameters plus the initial setpoints as `setpoints.<key>` parameters (empty lists
+    """One controller as its own standalone node (`ros2 run lotusim <type>`): its parameters plus the initial
+    setpoints as `setpoints.<key>` parameters (empty lists
     are left out: a ROS parameter cannot be an untyped empty list)."""
     params = dict(controller.parameters)
     for key, value in controller.setpoints.items():

@@ -36,8 +36,8 @@ NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # a ROS name token: vessel nam
 TOPIC_RE = re.compile(r"^/?[A-Za-z{][A-Za-z0-9_{}]*(/[A-Za-z{][A-Za-z0-9_{}]*)*$")
 MODES = ("realtime", "scaled", "fast", "lockstep")  # lotusim_physics.dynamics_node.MODES
 INTEGRATORS = ("rk4", "euler")  # lotusim_physics.integrators.METHODS
-CONTROLLER_TYPES = ("waypoint_follower", "depth_heading_autopilot")
-CONTROLLER_DOMAIN = {"waypoint_follower": "surface", "depth_heading_autopilot": "underwater"}
+# the set-point keys scenario.py parses itself (any other key a controller accepts is passed as a ROS value)
+SETPOINT_PARSED = ("waypoints", "acceptance_radius_m", "speed_mps", "loop", "depth_m", "heading_deg")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster for 1,000-vessel parameters
 DEFAULT_RECORD_TOPICS = ("/lotusim/fleet_state", "/lotusim/stats")
@@ -920,7 +920,9 @@ class _Validator:
         for i, item in enumerate(raw):
             key = f"controllers[{i}]"
             item = self.mapping(item, key, ("type", "vessel", "parameters", "setpoints"))
-            kind = self.choice(item, "type", key, CONTROLLER_TYPES, item.get("type", ""))
+            types = controller_registry()
+            kind = self.choice(item, "type", key, tuple(types), item.get("type", ""))
+            controller_cls = types[kind]
             pattern = self.text(item, "vessel", key)
             names = (
                 [n for n in by_name if fnmatch.fnmatchcase(n, pattern)]
@@ -932,17 +934,16 @@ class _Validator:
             parameters = self.ros_parameters(item.get("parameters"), f"{key}.parameters")
             for name in names:
                 vessel = by_name[name]
-                if vessel.domain != CONTROLLER_DOMAIN[kind]:
-                    raise self.fail(
-                        f"{key}.vessel",
-                        f"{kind} drives {CONTROLLER_DOMAIN[kind]} vessels; {name} "
-                        f"({vessel.model}) is in the {vessel.domain} domain",
-                    )
+                reason = controller_cls.cannot_drive(self.spec(vessel.model, f"{key}.vessel"))
+                if reason is not None:
+                    raise self.fail(f"{key}.vessel", f"{kind} cannot drive {name} ({vessel.model}): {reason}")
                 if (kind, name) in taken:
                     raise self.fail(f"{key}.vessel", f"{name} already has a {kind}")
                 taken.add((kind, name))
-                setpoints = self.setpoints(kind, item.get("setpoints"), vessel, world, env, f"{key}.setpoints")
-                out.append(ControllerPlan(kind, name, {"vessel": name, "use_sim_time": True, **parameters}, setpoints))
+                where = f"{key}.setpoints"
+                setpoints = self.setpoints(controller_cls, item.get("setpoints"), vessel, world, env, where)
+                params = {"vessel": name, "use_sim_time": True, "model": vessel.model, **origin_parameters(world)}
+                out.append(ControllerPlan(kind, name, {**params, **parameters}, setpoints))
         return out
 
     def ros_parameters(self, raw: Any, key: str) -> dict:
@@ -964,48 +965,61 @@ class _Validator:
                 )
         return copy.deepcopy(raw)
 
-    def setpoints(self, kind: str, raw: Any, vessel: VesselPlan, world: World, env, key: str) -> dict:
-        if kind == "waypoint_follower":
-            raw = self.mapping(raw, key, ("waypoints", "acceptance_radius_m", "speed_mps", "loop"))
-            points = raw.get("waypoints") or []
-            if not isinstance(points, list):
-                raise self.fail(f"{key}.waypoints", f"expected a list of waypoints, found {points!r}")
-            lat_lon, enu_xy = [], []
-            for j, wp in enumerate(points):
-                wkey = f"{key}.waypoints[{j}]"
-                if isinstance(wp, dict):
-                    wp = self.mapping(wp, wkey, ("latitude_deg", "longitude_deg"))
-                    lat = self.number(wp, "latitude_deg", wkey, low=-90.0, high=90.0)
-                    lon = self.number(wp, "longitude_deg", wkey, low=-180.0, high=360.0)
-                    lat_lon.append((lat, lon))
-                    enu_xy.append(tuple(geodetic_to_enu(np.array([[lat, lon, 0.0]]), world.origin)[0, :2]))
-                else:
-                    x, y = self.vector(wp, wkey, 2)
-                    lat_lon.append(tuple(enu_to_geodetic(np.array([[x, y, 0.0]]), world.origin)[0, :2]))
-                    enu_xy.append((x, y))
-            return {
-                "latitude_deg": [float(a) for a, _ in lat_lon],
-                "longitude_deg": [float(b) for _, b in lat_lon],
-                "waypoints_enu": [[float(x), float(y)] for x, y in enu_xy],
-                "acceptance_radius_m": self.number(raw, "acceptance_radius_m", key, 0.0, low=0.0),
-                "speed_mps": self.number(raw, "speed_mps", key, 0.0, low=0.0),
-                "loop": self.boolean(raw, "loop", key, False),
-            }
-        raw = self.mapping(raw, key, ("depth_m", "heading_deg", "speed_mps"))
-        out = {
-            "depth_m": self.number(raw, "depth_m", key, low=0.0),
-            "heading_deg": self.number(raw, "heading_deg", key, low=-360.0, high=360.0),
-        }
+    def setpoints(self, cls: type, raw: Any, vessel: VesselPlan, world: World, env, key: str) -> dict:
+        """The controller's scenario set-points: the keys it accepts (cls.SETPOINT_KEYS), each checked here
+        (waypoints to lat/lon and ENU, depth above the sea floor, headings in range); REQUIRED_SETPOINTS must be
+        given."""
+        raw = self.mapping(raw, key, tuple(cls.SETPOINT_KEYS))
+        out: dict[str, Any] = {}
+        for name in cls.REQUIRED_SETPOINTS:
+            if name not in raw:
+                raise self.fail(f"{key}.{name}", f"missing (required by {cls.TYPE})")
+        if "waypoints" in cls.SETPOINT_KEYS:
+            out.update(self.waypoint_setpoints(raw, world, key))
+        if "depth_m" in raw:
+            out["depth_m"] = self.number(raw, "depth_m", key, low=0.0)
+            x, y, _ = enu_positions([vessel], world.origin)[0]
+            seabed = float(np.asarray(env.bathymetry.seabed_depth_m(np.array([x]), np.array([y])))[0])
+            if out["depth_m"] >= seabed:
+                raise self.fail(
+                    f"{key}.depth_m",
+                    f"{out['depth_m']:g} m is at or below the sea floor under {vessel.name} ({seabed:g} m)",
+                )
+        if "heading_deg" in raw:
+            out["heading_deg"] = self.number(raw, "heading_deg", key, low=-360.0, high=360.0)
         if "speed_mps" in raw:
             out["speed_mps"] = self.number(raw, "speed_mps", key, low=0.0)
-        x, y, _ = enu_positions([vessel], world.origin)[0]
-        seabed = float(np.asarray(env.bathymetry.seabed_depth_m(np.array([x]), np.array([y])))[0])
-        if out["depth_m"] >= seabed:
-            raise self.fail(
-                f"{key}.depth_m",
-                f"{out['depth_m']:g} m is at or below the sea floor under {vessel.name} ({seabed:g} m)",
-            )
+        for name in set(raw) - set(out) - set(SETPOINT_PARSED):  # a controller's own keys: ROS-parameter values
+            out[name] = self.ros_parameters({name: raw[name]}, key)[name]
         return out
+
+    def waypoint_setpoints(self, raw: Mapping, world: World, key: str) -> dict:
+        """waypoints ([x, y] in map ENU m, or {latitude_deg, longitude_deg}) -> the fields of SetWaypoints plus
+        the ENU points; acceptance_radius_m and speed_mps 0 (the controller's default), loop false."""
+        points = raw.get("waypoints") or []
+        if not isinstance(points, list):
+            raise self.fail(f"{key}.waypoints", f"expected a list of waypoints, found {points!r}")
+        lat_lon, enu_xy = [], []
+        for j, wp in enumerate(points):
+            wkey = f"{key}.waypoints[{j}]"
+            if isinstance(wp, dict):
+                wp = self.mapping(wp, wkey, ("latitude_deg", "longitude_deg"))
+                lat = self.number(wp, "latitude_deg", wkey, low=-90.0, high=90.0)
+                lon = self.number(wp, "longitude_deg", wkey, low=-180.0, high=360.0)
+                lat_lon.append((lat, lon))
+                enu_xy.append(tuple(geodetic_to_enu(np.array([[lat, lon, 0.0]]), world.origin)[0, :2]))
+            else:
+                x, y = self.vector(wp, wkey, 2)
+                lat_lon.append(tuple(enu_to_geodetic(np.array([[x, y, 0.0]]), world.origin)[0, :2]))
+                enu_xy.append((x, y))
+        return {
+            "latitude_deg": [float(a) for a, _ in lat_lon],
+            "longitude_deg": [float(b) for _, b in lat_lon],
+            "waypoints_enu": [[float(x), float(y)] for x, y in enu_xy],
+            "acceptance_radius_m": self.number(raw, "acceptance_radius_m", key, 0.0, low=0.0),
+            "speed_mps": self.number(raw, "speed_mps", key, 0.0, low=0.0),
+            "loop": self.boolean(raw, "loop", key, False),
+        }
 
     def recording(self, raw: Any, sc: Scenario) -> RecordPlan | None:
         if raw is None:
@@ -1031,6 +1045,23 @@ class _Validator:
                     expanded.append(t)
         path = self.text(raw, "path", key, f"recordings/{sc.name}")
         return RecordPlan(tuple(expanded), path)
+
+
+def controller_registry() -> dict[str, type]:
+    """lotusim_autonomy.controller_host.CONTROLLER_TYPES (imported here: it brings in rclpy)."""
+    from lotusim_autonomy.controller_host import CONTROLLER_TYPES
+
+    return CONTROLLER_TYPES
+
+
+def origin_parameters(world: World) -> dict[str, float]:
+    """The world origin as a controller's origin_* parameters (WGS84 deg, m)."""
+    o = world.origin
+    return {
+        "origin_latitude_deg": float(o.latitude_deg),
+        "origin_longitude_deg": float(o.longitude_deg),
+        "origin_altitude_m": float(o.altitude_m),
+    }
 
 
 def enu_positions(vessels: list[VesselPlan], origin: GeodeticOrigin) -> np.ndarray:

@@ -21,8 +21,8 @@ from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
 
-from lotusim_autonomy.depth_heading_autopilot import DepthHeadingAutopilot  # noqa: E402
-from lotusim_autonomy.waypoint_follower import WaypointFollower  # noqa: E402
+from lotusim_autonomy.depth_heading_autopilot import DepthHeadingAutopilotNode  # noqa: E402
+from lotusim_autonomy.waypoint_follower import WaypointFollowerNode  # noqa: E402
 from lotusim_interfaces.srv import SetWaypoints  # noqa: E402
 from simnodes import Sim, create_item, spin_until  # noqa: E402
 
@@ -55,7 +55,7 @@ def run_lockstep(sim: Sim, controller, vessel: str, cycles: int, steps_per_cycle
         ok = np.array_equal(entry.thruster_cmd, thr)
         return ok and (fins is None or np.array_equal(entry.fin_cmd, fins))
 
-    spin_until(sim.executor, lambda: controller.count_publishers(f"/{vessel}/odom") > 0, 10.0, "odometry matched")
+    spin_until(sim.executor, lambda: controller.node.count_publishers(f"/{vessel}/odom") > 0, 10.0, "odometry matched")
     for _ in range(cycles):
         target = controller.odom_count + 1
         sim.step(steps_per_cycle)
@@ -69,11 +69,16 @@ def test_remus_settles_at_10_m_depth_heading_90(ros_context, heading_law):
     try:
         result = sim.command([facing_north(create_item("auv", "remus100", (0.0, 0.0, -2.0)))])
         assert result.results[0].ok, result.results[0].reason
-        autopilot = DepthHeadingAutopilot(
+        node = DepthHeadingAutopilotNode(
             context=ros_context,
-            parameter_overrides=[Parameter("vessel", value="auv"), Parameter("heading_law", value=heading_law)],
+            parameter_overrides=[
+                Parameter("vessel", value="auv"),
+                Parameter("model", value="remus100"),
+                Parameter("heading_law", value=heading_law),
+            ],
         )
-        sim.executor.add_node(autopilot)
+        sim.executor.add_node(node)
+        autopilot = node.controller
         odom: list[Odometry] = []
         sim.client.create_subscription(Odometry, "/auv/odom", odom.append, 100)
         pubs = {
@@ -128,7 +133,7 @@ def test_usv_reaches_three_lat_lon_waypoints_in_order(ros_context, model, mode, 
     sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=5.0)
     try:
         assert sim.command([facing_north(create_item("usv", model))]).results[0].ok
-        follower = WaypointFollower(
+        node = WaypointFollowerNode(
             context=ros_context,
             parameter_overrides=[
                 Parameter("vessel", value="usv"),
@@ -138,7 +143,8 @@ def test_usv_reaches_three_lat_lon_waypoints_in_order(ros_context, model, mode, 
                 Parameter("origin_longitude_deg", value=ORIGIN[1]),
             ],
         )
-        sim.executor.add_node(follower)
+        sim.executor.add_node(node)
+        follower = node.controller
         odom: list[Odometry] = []
         status: list[Float64MultiArray] = []
         sim.client.create_subscription(Odometry, "/usv/odom", odom.append, 100)
@@ -184,10 +190,15 @@ def test_bad_waypoints_and_set_points_are_rejected_with_reasons(ros_context):
     from rclpy.experimental import EventsExecutor
 
     executor = EventsExecutor(context=ros_context)
-    follower = WaypointFollower(context=ros_context, parameter_overrides=[Parameter("vessel", value="usv")])
-    autopilot = DepthHeadingAutopilot(context=ros_context, parameter_overrides=[Parameter("vessel", value="auv")])
+    follower_node = WaypointFollowerNode(
+        context=ros_context, parameter_overrides=[Parameter("vessel", value="usv"), Parameter("model", value="wamv")]
+    )
+    autopilot_node = DepthHeadingAutopilotNode(
+        context=ros_context, parameter_overrides=[Parameter("vessel", value="auv"), Parameter("model", value="lrauv")]
+    )
+    follower, autopilot = follower_node.controller, autopilot_node.controller
     client_node = rclpy.create_node("user", context=ros_context)
-    for node in (follower, autopilot, client_node):
+    for node in (follower_node, autopilot_node, client_node):
         executor.add_node(node)
     try:
         client = client_node.create_client(SetWaypoints, "/usv/waypoints/set")
@@ -207,7 +218,7 @@ def test_bad_waypoints_and_set_points_are_rejected_with_reasons(ros_context):
         ]
         for request, expected in zip(bad, ["as many latitudes", "finite", "latitudes in [-90, 90]"], strict=True):
             reply = call(request)
-            assert not reply.success and expected in reply.message and "/usv/waypoints/set" in reply.message
+            assert not reply.success and expected in reply.message and "usv/waypoints/set" in reply.message
         assert len(follower.guidance.waypoints) == 2  # the route given before is kept
         assert np.allclose(follower.guidance.waypoints[1], [10.0, 10.0], atol=1e-6)  # lat/lon back to ENU
 
@@ -220,5 +231,5 @@ def test_bad_waypoints_and_set_points_are_rejected_with_reasons(ros_context):
         assert autopilot.depth_m == 12.5
     finally:
         executor.shutdown()
-        for node in (follower, autopilot, client_node):
+        for node in (follower_node, autopilot_node, client_node):
             node.destroy_node()

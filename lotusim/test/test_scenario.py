@@ -206,6 +206,34 @@ def test_controller_errors(tmp_path, controller, key, reason):
     assert info.value.key == key and reason in info.value.reason
 
 
+@pytest.mark.parametrize(
+    ("kind", "vessel", "reason"),
+    [
+        ("depth_heading_autopilot", "rov", "bluerov2_heavy has none (thruster-vectored)"),
+        ("depth_heading_autopilot", "usv", "drives underwater vehicles; wamv is a surface vessel"),
+        ("waypoint_follower", "rov", "drives surface vessels; bluerov2_heavy is an underwater vehicle"),
+    ],
+)
+def test_a_controller_on_a_vessel_it_cannot_drive_fails_at_load_time(tmp_path, kind, vessel, reason):
+    """`file: controllers[i].vessel: reason`, from the controller class's own fit check (the torpedo autopilot
+    needs fins and a propeller, the follower a surface vessel with differential thrust)."""
+    text = scenario_text(
+        f"""
+          - {{name: rov, model: bluerov2_heavy, pose: {{position: [0.0, 10.0, -5.0]}}}}
+        controllers:
+          - {{type: waypoint_follower, vessel: usv}}
+          - {{type: {kind}, vessel: {vessel}, setpoints: {{depth_m: 5, heading_deg: 0}}}}
+        """
+    )
+    path = write(tmp_path, text.replace("setpoints: {depth_m: 5, heading_deg: 0}", "")
+                 if kind == "waypoint_follower" else text)  # fmt: skip
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    message = str(info.value)
+    assert message.startswith(f"{path.resolve()}: controllers[1].vessel: {kind} cannot drive {vessel} ("), message
+    assert reason in message
+
+
 def test_file_level_errors(tmp_path):
     bad = write(tmp_path, "vessels: [\n", "bad.yaml")
     with pytest.raises(ScenarioError, match=r"bad\.yaml: <file>: not valid YAML"):
@@ -432,7 +460,7 @@ def test_controllers_expand_patterns_and_convert_waypoints(tmp_path):
         controllers:
           - type: waypoint_follower
             vessel: "usv*"
-            parameters: {guidance: pid, gain: 0.5}
+            parameters: {guidance_mode: pid, lookahead_m: 5.0}
             setpoints:
               waypoints: [[100.0, 0.0], {latitude_deg: 48.301, longitude_deg: -4.6}]
               speed_mps: 1.5
@@ -445,7 +473,16 @@ def test_controllers_expand_patterns_and_convert_waypoints(tmp_path):
     follow = [c for c in sc.controllers if c.type == "waypoint_follower"]
     assert [c.vessel for c in follow] == ["usv", "usv2"]
     c = follow[0]
-    assert c.parameters == {"vessel": "usv", "use_sim_time": True, "guidance": "pid", "gain": 0.5}
+    assert c.parameters == {
+        "vessel": "usv",
+        "use_sim_time": True,
+        "model": "wamv",
+        "origin_latitude_deg": 48.3,
+        "origin_longitude_deg": -4.6,
+        "origin_altitude_m": 0.0,
+        "guidance_mode": "pid",
+        "lookahead_m": 5.0,
+    }
     assert c.node_name == "waypoint_follower_usv"
     # 100 m east at 48.3 N is 100 / (N(phi) cos phi) rad of longitude (N: prime-vertical radius)
     n_m = A_M / math.sqrt(1 - E2 * math.sin(math.radians(48.3)) ** 2)

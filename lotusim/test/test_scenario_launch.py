@@ -34,10 +34,8 @@ def test_node_executables_are_console_scripts():
     specs = launch_plan.node_specs(load_scenario("mixed_fleet_brest").plan())
     sim_nodes = {s.executable for s in specs if s.name in ("current_server", "mas_server", "sensor_publisher")}
     assert sim_nodes | {"dynamics", "lotusim"} <= scripts
-    assert {s.executable for s in specs if s.executable not in scripts} <= {
-        "waypoint_follower",
-        "depth_heading_autopilot",
-    }
+    assert {s.executable for s in specs if s.executable not in scripts} == set()
+    assert {"controller_host", "waypoint_follower", "depth_heading_autopilot"} <= scripts
 
 
 def test_launch_arguments_become_overrides():
@@ -92,15 +90,28 @@ def test_spawner_gets_only_the_overrides_that_change_spawn_items():
     assert command == ["lotusim", "spawn", "--scenario", "/x/s.yaml", "--set", "vessels.auv.model=lrauv"]
 
 
-def test_controller_setpoints_become_flat_parameters():
+def test_controllers_are_grouped_into_hosts_with_model_origin_and_setpoints():
     plan = load_scenario("mixed_fleet_brest").plan()
-    specs = {s.name: s for s in launch_plan.node_specs(plan)}
-    wamv = specs["waypoint_follower_wamv_2"].parameters
-    assert wamv["vessel"] == "wamv_2" and wamv["use_sim_time"] is True
-    assert wamv["setpoints.waypoints_enu"] == [300.0, 300.0, 300.0, 600.0, 0.0, 600.0]
-    assert len(wamv["setpoints.latitude_deg"]) == 3 and wamv["setpoints.loop"] is False
-    auv = specs["depth_heading_autopilot_lrauv_0000"].parameters
-    assert (auv["setpoints.depth_m"], auv["setpoints.heading_deg"], auv["setpoints.speed_mps"]) == (20.0, 270.0, 1.0)
+    n = len(plan.controllers)
+    hosts = [s for s in launch_plan.node_specs(plan) if s.executable == "controller_host"]
+    assert len(hosts) == -(-n // launch_plan.CONTROLLERS_PER_HOST) and n >= 54  # every USV and torpedo AUV
+    hosts = launch_plan.controller_host_specs(plan.controllers, per_host=20)
+    assert [h.name for h in hosts] == [f"controller_host_{k}" for k in range(-(-n // 20))]
+    entries = [e for h in hosts for e in yaml.safe_load(h.parameters["controllers_yaml"])]
+    assert sorted(e["vessel"] for e in entries) == sorted(c.vessel for c in plan.controllers)
+    by_vessel = {e["vessel"]: e for e in entries}
+    wamv = by_vessel["wamv_2"]
+    assert wamv["type"] == "waypoint_follower" and wamv["params"]["model"] == "wamv"
+    assert (wamv["params"]["origin_latitude_deg"], wamv["params"]["origin_longitude_deg"]) == (48.3, -4.6)
+    assert wamv["params"]["setpoints"]["waypoints_enu"][0] == [300.0, 300.0]
+    auv = by_vessel["lrauv_0000"]
+    assert auv["type"] == "depth_heading_autopilot" and auv["params"]["model"] == "lrauv"
+    assert {k: auv["params"]["setpoints"][k] for k in ("depth_m", "heading_deg")} == {
+        "depth_m": 20.0,
+        "heading_deg": 270.0,
+    }
+    standalone = launch_plan.controller_spec(plan.controllers[0]).parameters  # one node: flat ROS parameters
+    assert standalone["model"] == "wamv" and standalone["setpoints.waypoints_enu"][:2] == [0.0, 333.6]
 
 
 # ------------------------------------------------------------------------ the launch files, run on stand-ins
@@ -157,7 +168,11 @@ def test_sim_launch_starts_the_plan_nodes_and_the_spawner(launch_modules):
     actions = run_launch("sim.launch.py", scenario="single_auv", workers="2", headless="true", set="seed=7")
     nodes = {a.kwargs["name"]: a.kwargs for a in actions if type(a).__name__ == "Node"}
     plan = load_scenario("single_auv").with_overrides({"physics.workers": 2, "seed": 7}).plan()
-    assert set(nodes) == {*plan.node_parameters, "depth_heading_autopilot_remus_1"}
+    assert set(nodes) == {*plan.node_parameters, "controller_host_0"}
+    hosted = yaml.safe_load(nodes["controller_host_0"]["parameters"][0]["controllers_yaml"])
+    assert [(e["type"], e["vessel"], e["params"]["model"]) for e in hosted] == [
+        ("depth_heading_autopilot", "remus_1", "remus100")
+    ]
     for name, params in plan.node_parameters.items():
         expected = dict(params, **({"markers.rate_hz": 0.0} if name == "current_server" else {}))
         assert nodes[name]["parameters"] == [expected]
@@ -174,7 +189,7 @@ def test_hil_launch_applies_the_remapping(launch_modules, tmp_path):
     remap = package_share() / "config" / "hil" / "remus100_couguv_example.yaml"
     actions = run_launch("hil.launch.py", remap=str(remap), lockstep="true", headless="true")
     nodes = {a.kwargs["name"]: a.kwargs for a in actions if type(a).__name__ == "Node"}
-    assert "depth_heading_autopilot_remus_1" not in nodes  # the stack drives the vessel
+    assert "controller_host_0" not in nodes  # the stack drives the vessel (the scenario's only controller)
     assert ("remus_1/imu/data", "/couguv/imu/data") in nodes["sensor_publisher"]["remappings"]
     assert ("remus_1/fins/top/cmd", "/couguv/fins/top/cmd") in nodes["dynamics_0"]["remappings"]
     assert nodes["dynamics_0"]["parameters"][0]["mode"] == "lockstep"
