@@ -193,6 +193,9 @@ class DepthHeadingAutopilot:
             pub.publish(Float64(data=float(value)))
         for pub, value in zip(self._thr_pubs, thrusters, strict=True):
             pub.publish(Float64(data=float(value)))
+        self.updates += 1
+        if self._status_pub.get_subscription_count() == 0:  # a host of many: no status nobody reads
+            return
         last = self.autopilot.last
         out = Float64MultiArray()
         out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=8, stride=8)]
@@ -207,7 +210,6 @@ class DepthHeadingAutopilot:
             last["delta_r"],
         ]
         self._status_pub.publish(out)
-        self.updates += 1
 
 
 def _deg(rad: float | None) -> float | None:
