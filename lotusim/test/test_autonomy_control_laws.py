@@ -219,3 +219,34 @@ def test_kayak_allocation_uses_all_four_thrusters_evenly():
     assert np.allclose(t, 10.0)
     t = alloc.thrusts(0.0, 14.0)  # lever 0.7 m: four thrusters of 5 N, port side forward
     assert np.allclose(t, [5.0, -5.0, 5.0, -5.0])
+
+
+def test_scalar_fast_paths_match_the_batched_laws():
+    """One vessel's PID (plain floats) and odometry conversion (math, no frames arrays) give what the batched
+    NumPy PID and lotusim_core.frames give, saturation, anti-windup and angle wrap included."""
+    from nav_msgs.msg import Odometry
+
+    from lotusim_autonomy.odometry import from_odometry, ned_state
+
+    rng = np.random.default_rng(3)
+    scalar = Pid(2.0, 0.5, 0.3, u_max=1.5, integral_limit=0.4)
+    batched = Pid(np.array([2.0]), np.array([0.5]), np.array([0.3]), u_max=np.array([1.5]), integral_limit=0.4)
+    for _ in range(300):
+        e, h = rng.normal(0.0, 2.0), rng.uniform(0.0, 0.2)
+        d = None if rng.random() < 0.5 else rng.normal()
+        u = scalar.step(e, h, d)
+        v = batched.step(np.array([e]), h, None if d is None else np.array([d]))
+        assert u == pytest.approx(float(v[0]), abs=1e-12)
+    for _ in range(500):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        m = Odometry()
+        o = m.pose.pose.orientation
+        o.x, o.y, o.z, o.w = (float(c) for c in q)
+        p, lin, ang = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
+        m.pose.pose.position.x, m.pose.pose.position.y, m.pose.pose.position.z = (float(c) for c in p)
+        m.twist.twist.linear.x, m.twist.twist.linear.y, m.twist.twist.linear.z = (float(c) for c in lin)
+        m.twist.twist.angular.x, m.twist.twist.angular.y, m.twist.twist.angular.z = (float(c) for c in ang)
+        fast, ref = from_odometry(m), ned_state(0.0, p, q, np.r_[lin, ang])
+        assert np.allclose(fast.position_ned_m, ref.position_ned_m) and np.allclose(fast.nu_frd, ref.nu_frd)
+        assert np.allclose(np.angle(np.exp(1j * (fast.rpy_ned_rad - ref.rpy_ned_rad))), 0.0, atol=1e-9)

@@ -233,3 +233,50 @@ def test_bad_waypoints_and_set_points_are_rejected_with_reasons(ros_context):
         executor.shutdown()
         for node in (follower_node, autopilot_node, client_node):
             node.destroy_node()
+
+
+def test_one_host_runs_many_controllers_on_relative_names_under_a_namespace(ros_context):
+    """controller_host: the controllers of several vessels on one node; each keeps its own per-vessel topics and
+    services, relative to the host's namespace; the scenario set-points apply from the start."""
+    from lotusim_autonomy.controller_host import ControllerHost
+
+    entries = """
+    - type: depth_heading_autopilot
+      vessel: auv_a
+      params: {model: lrauv, setpoints: {depth_m: 20.0, heading_deg: 270.0}}
+    - {type: depth_heading_autopilot, vessel: auv_b, params: {model: remus100, heading_law: smc}}
+    - {type: waypoint_follower, vessel: usv_a, params: {model: kayak_usv, setpoints: {waypoints_enu: [[5.0, 0.0]]}}}
+    """
+    host = ControllerHost(
+        context=ros_context, namespace="fleet", parameter_overrides=[Parameter("controllers_yaml", value=entries)]
+    )
+    try:
+        a, b, usv = (host.controllers[k] for k in [("depth_heading_autopilot", "auv_a"),
+                                                   ("depth_heading_autopilot", "auv_b"),
+                                                   ("waypoint_follower", "usv_a")])  # fmt: skip
+        assert (a.depth_m, math.degrees(a.heading_rad), a.speed_mps) == (20.0, 270.0, 1.5)  # cruise speed default
+        assert b.depth_m is None and b.speed_mps is None  # no set-points: neutral until the topics set them
+        topics = dict(host.get_publisher_names_and_types_by_node("controller_host", "/fleet"))
+        assert {"/fleet/auv_a/fins/rudder/cmd", "/fleet/auv_a/fins/elevator/cmd", "/fleet/auv_b/fins/top/cmd",
+                "/fleet/usv_a/waypoints/status"} <= set(topics)  # fmt: skip
+        assert not any(t.startswith("/auv_a") for t in topics)
+        services = dict(host.get_service_names_and_types_by_node("controller_host", "/fleet"))
+        assert "/fleet/usv_a/waypoints/set" in services
+        assert usv._pending is not None and len(usv._pending.latitude_deg) == 1  # applied at the first odometry
+    finally:
+        host.close()
+        host.destroy_node()
+
+
+def test_controller_host_reports_a_bad_entry_and_exits(own_domain_env):
+    """A bad controllers_yaml ends the process with `controller_host: error: ...`, no traceback."""
+    import subprocess
+
+    bad = "[{type: depth_heading_autopilot, vessel: rov, params: {model: bluerov2_heavy}}]"
+    run = subprocess.run(
+        ["controller_host", "--ros-args", "-p", f"controllers_yaml:='{bad}'"],  # quoted: a string, not a YAML list
+        env=own_domain_env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert "controller_host: error: controllers_yaml[0] (depth_heading_autopilot)" in run.stderr
+    assert "bluerov2_heavy has none (thruster-vectored)" in run.stderr and "Traceback" not in run.stderr
