@@ -120,7 +120,7 @@ class WaypointFollower:
         self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_commands = np.zeros(len(spec.thrusters))
         route = (
-            "no route" if self._pending is None else f"{len(self._pending.latitude_deg)} waypoints from the scenario"
+            "no route" if self._pending is None else f"{len(self._pending.latitude_deg)} waypoints from its set-points"
         )
         node.get_logger().info(f"waypoint follower for {v} ({self.model}), guidance {mode}, {route}")
 
