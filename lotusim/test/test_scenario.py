@@ -70,12 +70,15 @@ def test_mixed_fleet_is_table_v_without_aerial_vessels():
     assert sc.environment["current"]["geostrophic_enu"] == pytest.approx([inputs["ubar"], inputs["vbar"]], abs=1e-4)
     assert sc.environment["wind"]["velocity_enu"] == pytest.approx([inputs["we"], inputs["wn"]], abs=1e-4)
     kinds = {(c.type, sc.vessel(c.vessel).domain) for c in sc.controllers}
-    assert kinds == {("waypoint_follower", "surface"), ("depth_heading_autopilot", "underwater")}
+    assert kinds >= {("waypoint_follower", "surface"), ("depth_heading_autopilot", "underwater")}
     assert all(v.domain == "surface" for v in sc.vessels if v.model in ("wamv", "kayak_usv"))
-    # every USV follows waypoints; both REMUS and the first five LRAUVs have an autopilot (one process each)
-    driven = {c.vessel for c in sc.controllers}
+    # every USV follows waypoints (a patrol), every torpedo AUV (45 LRAUVs, 2 REMUS) has an autopilot
+    driven = {c.vessel: c for c in sc.controllers}
     usvs = {v.name for v in sc.vessels if v.domain == "surface"}
-    assert driven == usvs | {"remus_1", "remus_2"} | {f"lrauv_{k:04d}" for k in range(5)}
+    torpedoes = {v.name for v in sc.vessels if v.model in ("lrauv", "remus100")}
+    assert len(usvs) == 7 and len(torpedoes) == 47 and usvs | torpedoes <= set(driven)
+    assert all(driven[n].type == "waypoint_follower" and driven[n].setpoints["loop"] for n in usvs)
+    assert all(driven[n].type == "depth_heading_autopilot" for n in torpedoes)
 
 
 def test_stress_scenario_has_1000_vessels_in_fast_mode():

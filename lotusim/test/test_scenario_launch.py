@@ -103,7 +103,7 @@ def test_controllers_are_grouped_into_hosts_with_model_origin_and_setpoints():
     wamv = by_vessel["wamv_2"]
     assert wamv["type"] == "waypoint_follower" and wamv["params"]["model"] == "wamv"
     assert (wamv["params"]["origin_latitude_deg"], wamv["params"]["origin_longitude_deg"]) == (48.3, -4.6)
-    assert wamv["params"]["setpoints"]["waypoints_enu"][0] == [300.0, 300.0]
+    assert wamv["params"]["setpoints"]["waypoints_enu"][0] == [296.0, 50.0]
     auv = by_vessel["lrauv_0000"]
     assert auv["type"] == "depth_heading_autopilot" and auv["params"]["model"] == "lrauv"
     assert {k: auv["params"]["setpoints"][k] for k in ("depth_m", "heading_deg")} == {
@@ -111,7 +111,10 @@ def test_controllers_are_grouped_into_hosts_with_model_origin_and_setpoints():
         "heading_deg": 270.0,
     }
     standalone = launch_plan.controller_spec(plan.controllers[0]).parameters  # one node: flat ROS parameters
-    assert standalone["model"] == "wamv" and standalone["setpoints.waypoints_enu"][:2] == [0.0, 333.6]
+    assert standalone["model"] == "wamv" and standalone["setpoints.waypoints_enu"][:2] == pytest.approx(
+        [0.0, 50.0], abs=0.1
+    )
+    assert standalone["setpoints.latitude_deg"][0] == 48.30045  # wamv_1's first waypoint, as the file gives it
 
 
 # ------------------------------------------------------------------------ the launch files, run on stand-ins
