@@ -113,7 +113,9 @@ def run_env(own_domain_env) -> dict:
 def test_single_auv_holds_the_depth_and_heading_of_its_scenario(tmp_path, run_env):
     """single_auv: remus_1 starts 1 m deep; its autopilot holds 10 m / 090 deg."""
     scenario = load_scenario("single_auv")
-    tracks, wall_s = run_scenario("single_auv", tmp_path, duration_s=90.0, rtf=10.0, env=run_env)
+    # RTF 4, not 10: a wall-clock hiccup of the controller host is RTF times longer in sim time, and the default
+    # REMUS loops oscillate from 0.5 s of delay (docs/autonomy.md); at load 36 and RTF 10 the median was 0.36 m
+    tracks, wall_s = run_scenario("single_auv", tmp_path, duration_s=80.0, rtf=4.0, env=run_env)
     (controller,) = scenario.controllers
     tol = {"depth_median_m": 0.3, "depth_max_m": 0.5, "heading_median_deg": 1.0, "heading_max_deg": 3.0}
     figures = check_autopilot(controller.vessel, tracks[controller.vessel], controller.setpoints, 20.0, tol)
