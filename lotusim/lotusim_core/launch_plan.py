@@ -109,7 +109,7 @@ def node_specs(
             params["markers.rate_hz"] = 0.0
         executable = "dynamics" if name.startswith("dynamics_") else EXECUTABLES[name]
         specs.append(NodeSpec(PACKAGE, executable, name, params, tuple(remappings.get(name, ()))))
-    specs += controller_host_specs(plan.controllers)
+    specs += controller_host_specs(plan.controllers, remappings=remappings)
     return specs
 
 
@@ -117,22 +117,30 @@ CONTROLLERS_PER_HOST = 60  # one Python process steps ~60 controllers at 10 Hz o
 
 
 def controller_host_specs(
-    controllers: Sequence[ControllerPlan], per_host: int = CONTROLLERS_PER_HOST
+    controllers: Sequence[ControllerPlan],
+    per_host: int = CONTROLLERS_PER_HOST,
+    remappings: dict[str, list[tuple[str, str]]] | None = None,
 ) -> list[NodeSpec]:
     """The controllers grouped into ceil(n / per_host) `controller_host` processes (controller_host_0, ...),
-    dealt round-robin so the hosts carry similar loads; each keeps its per-vessel topics and services."""
+    dealt round-robin so the hosts carry similar loads; each keeps its per-vessel topics and services.
+    remappings: rules by node name; a controller's (`<type>_<vessel>`, e.g. from a HIL remapping file) go to its
+    host, with the host's own (`controller_host_<k>`)."""
     if not controllers:
         return []
+    remappings = remappings or {}
     hosts = -(-len(controllers) // per_host)
     groups: list[list[dict[str, Any]]] = [[] for _ in range(hosts)]
+    rules: list[list[tuple[str, str]]] = [list(remappings.get(f"controller_host_{k}", ())) for k in range(hosts)]
     for i, c in enumerate(controllers):
         groups[i % hosts].append(host_entry(c))
+        rules[i % hosts] += remappings.get(c.node_name, ())
     return [
         NodeSpec(
             PACKAGE,
             "controller_host",
             f"controller_host_{k}",
             {"use_sim_time": True, "controllers_yaml": yaml.dump(group, Dumper=_DUMPER, default_flow_style=None)},
+            tuple(rules[k]),
         )
         for k, group in enumerate(groups)
     ]

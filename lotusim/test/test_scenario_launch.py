@@ -95,8 +95,11 @@ def test_controllers_are_grouped_into_hosts_with_model_origin_and_setpoints():
     n = len(plan.controllers)
     hosts = [s for s in launch_plan.node_specs(plan) if s.executable == "controller_host"]
     assert len(hosts) == -(-n // launch_plan.CONTROLLERS_PER_HOST) and n >= 54  # every USV and torpedo AUV
-    hosts = launch_plan.controller_host_specs(plan.controllers, per_host=20)
+    rule = ("wamv_2/odom", "/ins/odom")  # a controller's remapping rule (HIL file `nodes:`) goes to its host
+    hosts = launch_plan.controller_host_specs(plan.controllers, 20, {"waypoint_follower_wamv_2": [rule]})
     assert [h.name for h in hosts] == [f"controller_host_{k}" for k in range(-(-n // 20))]
+    assert [h.remappings for h in hosts if "vessel: wamv_2\n" in h.parameters["controllers_yaml"]] == [(rule,)]
+    assert sum(h.remappings == () for h in hosts) == len(hosts) - 1
     entries = [e for h in hosts for e in yaml.safe_load(h.parameters["controllers_yaml"])]
     assert sorted(e["vessel"] for e in entries) == sorted(c.vessel for c in plan.controllers)
     by_vessel = {e["vessel"]: e for e in entries}
