@@ -42,6 +42,7 @@ setup(
             "waypoint_follower = lotusim_autonomy.waypoint_follower:main",
             "depth_heading_autopilot = lotusim_autonomy.depth_heading_autopilot:main",
             "controller_host = lotusim_autonomy.controller_host:main",
+            "station_keeper = lotusim_autonomy.rov_controller:main",
         ],
     },
 )

@@ -122,9 +122,10 @@ def main(args: list[str] | None = None) -> None:
 
 def _registry() -> dict[str, type]:
     from lotusim_autonomy.depth_heading_autopilot import DepthHeadingAutopilot
+    from lotusim_autonomy.rov_controller import StationKeeper
     from lotusim_autonomy.waypoint_follower import WaypointFollower
 
-    types: dict[str, type] = {c.TYPE: c for c in (WaypointFollower, DepthHeadingAutopilot)}
+    types: dict[str, type] = {c.TYPE: c for c in (WaypointFollower, DepthHeadingAutopilot, StationKeeper)}
     return types
 
 

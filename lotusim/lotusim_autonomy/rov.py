@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -51,11 +53,17 @@ from lotusim_autonomy.heading import heading_pid_gains
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid, ssa
 from lotusim_autonomy.reference import ReferenceModel3
+from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
 from lotusim_core.vehicle_spec import VehicleSpec
 from lotusim_physics.added_mass import c_a, c_a_mask
 from lotusim_physics.thrusters import allocation_matrix, t200_thrust
 
 AXES = (0, 1, 2, 5)  # surge, sway, heave, yaw rows of tau = [X Y Z K M N]
+MAX_DEPTH_M = 11_000.0
+MAX_WAYPOINTS = 10_000
+# the scenario's `setpoints:` keys of a station keeper, and the keys scenario.py turns `waypoints` into
+SETPOINT_KEYS = ("position", "depth_m", "heading_deg", "waypoints", "acceptance_radius_m", "speed_mps", "loop")
+SCENARIO_KEYS = ("latitude_deg", "longitude_deg", "waypoints_enu")
 
 
 @dataclass(frozen=True)
@@ -327,22 +335,110 @@ class RovMission:
     targets: list[RovTarget]
     acceptance_radius_m: float = 1.0
     depth_tolerance_m: float = 0.5
+    loop: bool = False  # after the last, the first again (a patrol; never done)
     index: int = 0
     reached: list[tuple[int, float]] = field(default_factory=list)
+    _holding: bool = False  # the last target reached (no loop): held from now on
 
     @property
     def done(self) -> bool:
-        return self.index >= len(self.targets) - 1 and len(self.reached) >= len(self.targets)
+        return self._holding
 
     def current(self, state: NedState) -> RovTarget:
-        """The target to steer to now (advancing past those reached)."""
-        while True:
+        """The target to steer to now (advancing past those reached, at most once round per call)."""
+        for _ in range(len(self.targets)):
             t = self.targets[self.index]
-            close = math.hypot(t.north_m - state.position_ned_m[0], t.east_m - state.position_ned_m[1])
-            inside = close <= self.acceptance_radius_m and abs(t.depth_m - state.depth_m) <= self.depth_tolerance_m
-            if not inside or any(i == self.index for i, _ in self.reached):
+            if self._holding or not self._inside(t, state):
                 return t
             self.reached.append((self.index, state.t_s))
-            if self.index == len(self.targets) - 1:
+            if self.index == len(self.targets) - 1 and not self.loop:
+                self._holding = True
                 return t
-            self.index += 1
+            self.index = (self.index + 1) % len(self.targets)
+        return self.targets[self.index]
+
+    def _inside(self, t: RovTarget, state: NedState) -> bool:
+        close = math.hypot(t.north_m - state.position_ned_m[0], t.east_m - state.position_ned_m[1])
+        return close <= self.acceptance_radius_m and abs(t.depth_m - state.depth_m) <= self.depth_tolerance_m
+
+
+def cannot_station_keep(spec: VehicleSpec) -> str | None:
+    """Why RovController cannot drive a vehicle (not underwater, or no independent surge, sway, heave and yaw
+    from its thrusters), or None if it can."""
+    if spec.domain != "underwater":
+        return f"the station keeper drives underwater vehicles; {spec.name} is a {spec.domain} vessel"
+    try:
+        VectoredThrustAllocation(spec.thrusters, spec.water_density_kgm3, spec.name)
+    except ValueError as exc:
+        return f"the station keeper needs vectored thrusters; {exc}"
+    return None
+
+
+def parse_setpoints(setpoints: Mapping[str, Any], origin: GeodeticOrigin, where: str) -> dict[str, Any]:
+    """The station keeper's set-points, validated: {position_enu: (x, y), depth_m, heading_rad,
+    waypoints_enu: [(x, y), ...], acceptance_radius_m, speed_mps, loop}, each only if given (a zero radius or
+    speed: the controller's default). ValueError `where.key: reason`.
+
+    Accepted: SETPOINT_KEYS as a user writes them (`waypoints` as [[x, y], ...], a flat [x0, y0, ...] or
+    [{latitude_deg, longitude_deg}, ...]) and what scenario.py makes of `waypoints` (latitude_deg and
+    longitude_deg lists, waypoints_enu, loop); WGS84 points go to map ENU around `origin`."""
+    unknown = sorted(set(setpoints) - set(SETPOINT_KEYS) - set(SCENARIO_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; expected some of {list(SETPOINT_KEYS)}")
+    out: dict[str, Any] = {}
+    for key, low, high in (("depth_m", 0.0, MAX_DEPTH_M), ("heading_deg", -360.0, 360.0),
+                           ("acceptance_radius_m", 0.0, 1e4), ("speed_mps", 0.0, 10.0)):  # fmt: skip
+        value = setpoints.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise ValueError(f"{where}.{key}: expected a number in [{low}, {high}], got {value!r}")
+        if value > 0.0 or key in ("depth_m", "heading_deg"):
+            out[key] = float(value)
+    if "heading_deg" in out:
+        out["heading_rad"] = math.radians(out.pop("heading_deg"))
+    if not isinstance(setpoints.get("loop", False), bool):
+        raise ValueError(f"{where}.loop: expected true or false, got {setpoints['loop']!r}")
+    out["loop"] = bool(setpoints.get("loop", False))
+    if setpoints.get("position") is not None:
+        out["position_enu"] = _points([setpoints["position"]], origin, f"{where}.position")[0]
+    lat, lon = setpoints.get("latitude_deg") or [], setpoints.get("longitude_deg") or []
+    if not (isinstance(lat, list) and isinstance(lon, list) and len(lat) == len(lon)):
+        raise ValueError(f"{where}.latitude_deg: expected as many latitudes as longitudes, got {lat!r}, {lon!r}")
+    raw = setpoints.get("waypoints") or setpoints.get("waypoints_enu") or []
+    if lat:
+        raw = [{"latitude_deg": a, "longitude_deg": b} for a, b in zip(lat, lon, strict=True)]
+    if isinstance(raw, list) and raw and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
+        if len(raw) % 2:
+            raise ValueError(f"{where}.waypoints: a flat list needs x, y pairs, got {len(raw)} numbers")
+        raw = [raw[i : i + 2] for i in range(0, len(raw), 2)]
+    if not isinstance(raw, list) or len(raw) > MAX_WAYPOINTS:
+        raise ValueError(f"{where}.waypoints: expected a list of at most {MAX_WAYPOINTS} points, got {raw!r}")
+    if raw:
+        out["waypoints_enu"] = _points(raw, origin, f"{where}.waypoints")
+    return out
+
+
+def _points(raw: list, origin: GeodeticOrigin, where: str) -> list[tuple[float, float]]:
+    """[x, y] (map ENU, m) or {latitude_deg, longitude_deg} points -> [(x, y), ...]."""
+    out = []
+    for i, p in enumerate(raw):
+        key = f"{where}[{i}]" if where.endswith("waypoints") else where
+        if isinstance(p, Mapping):
+            if set(p) != {"latitude_deg", "longitude_deg"}:
+                raise ValueError(f"{key}: expected {{latitude_deg, longitude_deg}}, got {dict(p)!r}")
+            lat, lon = p["latitude_deg"], p["longitude_deg"]
+            ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (lat, lon))
+            if not ok or not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 360.0):
+                raise ValueError(f"{key}: expected latitude in [-90, 90] and longitude in [-180, 360] deg")
+            x, y = geodetic_to_enu(np.array([[lat, lon, 0.0]]), origin)[0, :2]
+        else:
+            ok = isinstance(p, (list, tuple)) and len(p) == 2
+            ok = ok and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in p)
+            if not ok:
+                raise ValueError(
+                    f"{key}: expected [x, y] in map ENU metres or {{latitude_deg, longitude_deg}}, got {p!r}"
+                )
+            x, y = p
+        out.append((float(x), float(y)))
+    return out

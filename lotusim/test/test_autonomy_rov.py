@@ -11,8 +11,17 @@ import numpy as np
 import pytest
 
 from lotusim_autonomy.odometry import ned_state
-from lotusim_autonomy.rov import RovController, RovGains, RovMission, RovTarget, VectoredThrustAllocation
+from lotusim_autonomy.rov import (
+    RovController,
+    RovGains,
+    RovMission,
+    RovTarget,
+    VectoredThrustAllocation,
+    parse_setpoints,
+)
 from lotusim_core.catalogue import load_vehicle
+from lotusim_core.geodesy import GeodeticOrigin
+from lotusim_core.scenario import ScenarioError, load_scenario
 from lotusim_physics.fleet import Fleet
 from lotusim_physics.thrusters import allocation_matrix, t200_thrust
 
@@ -156,3 +165,139 @@ def test_mission_advances_through_its_targets_and_holds_the_last():
     assert not mission.done
     assert mission.current(at(3.0, 9.8, 10.1, 5.0)) == targets[1] and mission.done
     assert mission.current(at(4.0, 0.0, 0.0, 5.0)) == targets[1] and mission.reached == [(0, 2.0), (1, 3.0)]
+
+
+# --- scenario level: station_keeper only on thruster-vectored vehicles, set-points validated and converted -----
+SCENARIO = """
+world:
+  origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+  bathymetry: {model: flat, depth_m: 50.0}
+vessels:
+  - {name: rov, model: bluerov2_heavy, pose: {position: [0.0, 0.0, -5.0]}}
+  - {name: auv, model: remus100, pose: {position: [10.0, 0.0, -5.0]}}
+  - {name: usv, model: wamv}
+controllers:
+"""
+
+
+def load_with(tmp_path, controller: str):
+    path = tmp_path / "scn.yaml"
+    path.write_text(SCENARIO + f"  - {controller}\n")
+    return load_scenario(path), path
+
+
+@pytest.mark.parametrize(
+    ("controller", "key", "reason"),
+    [
+        ("{type: station_keeper, vessel: auv}", "controllers[0].vessel", "not a thruster-vectored vehicle"),
+        ("{type: station_keeper, vessel: usv}", "controllers[0].vessel", "drives underwater vehicles"),
+        ("{type: station_keeper, vessel: rov, setpoints: {depth_m: 60}}", "controllers[0].setpoints.depth_m",
+         "below the sea floor"),
+        ("{type: station_keeper, vessel: rov, setpoints: {waypoints: [[1, 2, 3]]}}",
+         "controllers[0].setpoints.waypoints[0]", "2 finite numbers"),
+        ("{type: station_keeper, vessel: rov, setpoints: {speed: 1}}", "controllers[0].setpoints.speed", "unknown key"),
+    ],
+)  # fmt: skip
+def test_scenario_refuses_station_keepers_that_cannot_work(tmp_path, controller, key, reason):
+    with pytest.raises(ScenarioError) as info:
+        load_with(tmp_path, controller)
+    assert info.value.key == key and reason in info.value.reason
+    assert info.value.where.endswith("scn.yaml")
+
+
+def test_scenario_station_keeper_setpoints_reach_the_controller_as_meant(tmp_path):
+    """scenario.py's form of the set-points (waypoints to lat/lon and ENU) read back by rov.parse_setpoints."""
+    sc, _ = load_with(
+        tmp_path,
+        "{type: station_keeper, vessel: rov, parameters: {speed_max_mps: 0.3}, setpoints: {depth_m: 8, "
+        "heading_deg: 45, waypoints: [[10, 0], {latitude_deg: 48.3001, longitude_deg: -4.6}], speed_mps: 0.4}}",
+    )
+    (c,) = sc.controllers
+    assert c.type == "station_keeper" and c.parameters["speed_max_mps"] == 0.3
+    assert c.parameters["model"] == "bluerov2_heavy"
+    origin = GeodeticOrigin(c.parameters["origin_latitude_deg"], c.parameters["origin_longitude_deg"], 0.0)
+    sp = parse_setpoints(c.setpoints, origin, "sp")
+    assert sp["depth_m"] == 8.0 and sp["heading_rad"] == pytest.approx(math.pi / 4)
+    assert sp["speed_mps"] == 0.4 and sp["loop"] is False and "acceptance_radius_m" not in sp  # 0: the default
+    (x0, y0), (x1, y1) = sp["waypoints_enu"]
+    assert (x0, y0) == pytest.approx((10.0, 0.0), abs=1e-6)
+    assert (x1, y1) == pytest.approx((0.0, 11.12), abs=0.01)  # 0.0001 deg of latitude at 48.3 N
+
+
+@pytest.mark.parametrize(
+    ("setpoints", "key"),
+    [
+        ({"position": [1.0, 2.0, 3.0]}, "sp.position"),
+        ({"position": {"latitude_deg": 48.3}}, "sp.position"),
+        ({"waypoints": [1.0, 2.0, 3.0]}, "sp.waypoints"),
+        ({"latitude_deg": [48.3], "longitude_deg": []}, "sp.latitude_deg"),
+        ({"heading_deg": 400.0}, "sp.heading_deg"),
+        ({"loop": "yes"}, "sp.loop"),
+        ({"speed": 1.0}, "sp"),
+    ],
+)
+def test_parse_setpoints_names_the_bad_key(setpoints, key):
+    with pytest.raises(ValueError, match=rf"^{key}: "):
+        parse_setpoints(setpoints, GeodeticOrigin(48.3, -4.6, 0.0), "sp")
+
+
+def test_shipped_mixed_fleet_keeps_every_bluerov2_on_station():
+    sc = load_scenario("mixed_fleet_brest")
+    rovs = {v.name for v in sc.vessels if v.model == "bluerov2_heavy"}
+    keepers = [c for c in sc.controllers if c.type == "station_keeper"]
+    assert len(rovs) == 45 and {c.vessel for c in keepers} == rovs
+    for c in keepers:
+        sp = parse_setpoints(c.setpoints, GeodeticOrigin(48.3, -4.6, 0.0), c.vessel)
+        assert sp == {"depth_m": 10.0, "heading_rad": 0.0, "loop": False}  # the station: where it spawns
+
+
+def test_looping_mission_goes_round_and_never_hangs():
+    targets = [RovTarget(0.0, 0.0, 5.0, 0.0), RovTarget(0.0, 10.0, 5.0, 0.0)]
+    mission = RovMission(targets, acceptance_radius_m=1.0, loop=True)
+
+    def at(t, north, east):
+        return ned_state(t, [east, north, -5.0], [0.0, 0.0, 0.0, 1.0], [0.0] * 6)
+
+    assert mission.current(at(0.0, 0.0, 0.2)) == targets[1]
+    assert mission.current(at(1.0, 0.0, 9.8)) == targets[0] and not mission.done  # round again
+    assert [i for i, _ in mission.reached] == [0, 1]
+    tight = RovMission([targets[0], targets[0]], acceptance_radius_m=1.0, loop=True)  # every target inside
+    assert tight.current(at(2.0, 0.0, 0.0)) == targets[0] and len(tight.reached) == 2
+
+
+def test_the_mixed_fleets_station_keepers_hold_with_a_late_controller_host(spec):
+    """mixed_fleet_brest's station-keeper gains, as shipped, against what a starved controller host does: steps
+    at 2.5 Hz, commands applied 2 s late, in a 0.1 m/s current. The default gains oscillate from 0.3 s of delay."""
+    (params,) = {
+        tuple(sorted((k, v) for k, v in c.parameters.items() if k in RovGains.__dataclass_fields__))
+        for c in load_scenario("mixed_fleet_brest").controllers
+        if c.type == "station_keeper"
+    }  # the same gains on every BlueROV2
+    gains = RovGains(**dict(params))
+    assert gains.level_omega_rad_s == 0.0 and gains.heading_omega_rad_s < 0.5
+    fleet = Fleet(DT_S, "rk4", water_density_kgm3=spec.water_density_kgm3)
+    fleet.add("rov", spec, [0.0, 0.0, 10.0], [1.0, 0.0, 0.0, 0.0])
+    controller, target = RovController(spec, gains), RovTarget(0.0, 0.0, 10.0, 0.0)
+    current = np.array([0.07, 0.07, 0.0])
+    pending, rows, t_prev = [], [], None
+    every, delay = 20, 100  # steps of 0.02 s: 2.5 Hz, 2 s
+    for k in range(int(round(90.0 / DT_S))):
+        t = k * DT_S
+        pos, q, twist, _ = fleet.state_enu()
+        s = ned_state(t, pos[0], q[0], twist[0])
+        if k % every == 0:
+            pending.append((k + delay, controller.step(s, target, 0.0 if t_prev is None else t - t_prev)))
+            t_prev = t
+        while pending and pending[0][0] <= k:
+            fleet.set_thruster_commands("rov", pending.pop(0)[1])
+        rows.append((t, *s.position_ned_m, *s.rpy_ned_rad))
+        fleet.step(t, current_ned=lambda _t, _p: current)
+    log = np.array(rows)
+    late = log[:, 0] >= 30.0
+    radius = np.hypot(log[:, 1], log[:, 2])
+    print(f"fleet gains, 2.5 Hz, 2 s late: max radius {radius.max():.3f} m, after 30 s {radius[late].max():.3f} m, "
+          f"depth {np.abs(log[late, 3] - 10).max():.3f} m, heading {np.degrees(np.abs(log[late, 6]).max()):.2f} deg, "
+          f"roll/pitch {np.degrees(np.abs(log[:, 4:6]).max()):.2f} deg")  # fmt: skip
+    assert radius.max() < 0.4 and radius[late].max() < 0.2
+    assert np.abs(log[late, 3] - 10.0).max() < 0.1
+    assert np.degrees(np.abs(log[late, 6]).max()) < 3.0 and np.degrees(np.abs(log[:, 4:6]).max()) < 3.0

@@ -1,0 +1,235 @@
+"""station_keeper: station keeping and waypoints at a depth for a thruster-vectored ROV (BlueROV2 Heavy), a vessel
+controller (contract: controller_host.py) on the standard per-vessel topics (docs/autonomy.md).
+
+  in   <vessel>/odom                      nav_msgs/Odometry (map ENU, base_link FLU)
+  in   <vessel>/goal_pose                 geometry_msgs/PoseStamped in `map` ENU: the new station (x, y), its depth
+                                           (-z) and heading (the orientation's yaw; an all-zero quaternion keeps
+                                           the current heading); replaces any waypoints
+  in   <vessel>/setpoint/depth            std_msgs/Float64, depth of the station, m (positive down)
+  in   <vessel>/setpoint/heading          std_msgs/Float64, compass heading, deg (0 north, 90 east)
+  out  <vessel>/thrusters/<name>/cmd      std_msgs/Float64, the thruster's command_unit (normalised for the T200)
+  out  <vessel>/station_keeper/status     std_msgs/Float64MultiArray, layout label STATUS_LABEL
+
+Set-points from params["setpoints"] (all optional; what is missing is taken from the vessel's pose at the first
+odometry, so a bare `station_keeper` holds the vessel where it is):
+  position         [x, y], the station in map ENU, m
+  depth_m          depth of the station and of every waypoint, m, positive down
+  heading_deg      compass heading held throughout, deg (the ROV crabs: it does not turn along a leg)
+  waypoints        [[x, y], ...] (map ENU, m), a flat [x0, y0, x1, y1, ...] or [{latitude_deg, longitude_deg},
+                   ...] (WGS84 around the origin_* params); or, as scenario.py hands them on, latitude_deg and
+                   longitude_deg lists / waypoints_enu. Flown in order, the last one then held (replaces
+                   `position`)
+  acceptance_radius_m   horizontal distance that counts a waypoint as reached (0: 1 m); also within 0.5 m of depth
+  speed_mps        horizontal speed along a leg (0: speed_max_mps, 0.5 m/s)
+  loop             true: after the last waypoint, the first again
+One control step per odometry message, h = difference of the message stamps (sim time); control law
+rov.RovController, every gain a parameter under its RovGains field name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+
+from lotusim_autonomy.controller_base import ParamReader, SingleControllerNode, main_for
+from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
+from lotusim_autonomy.pid import ssa
+from lotusim_autonomy.rov import (
+    SETPOINT_KEYS,
+    RovController,
+    RovGains,
+    RovMission,
+    RovTarget,
+    cannot_station_keep,
+    parse_setpoints,
+)
+from lotusim_core import frames
+from lotusim_core.catalogue import load_vehicle
+from lotusim_core.vehicle_spec import VehicleSpec
+
+STATUS_LABEL = (
+    "stamp_s,waypoint_index,waypoint_count,horizontal_error_m,depth_m,depth_error_m,heading_deg,heading_error_deg,done"
+)
+MAX_DEPTH_M = 11_000.0
+DEFAULT_RADIUS_M = 1.0  # a waypoint counts as reached within this horizontal distance (and 0.5 m of depth)
+
+
+class StationKeeper:
+    """One ROV's station keeper on a host node (contract: controller_host.py)."""
+
+    TYPE = "station_keeper"
+    SETPOINT_KEYS = SETPOINT_KEYS
+    REQUIRED_SETPOINTS = ()
+
+    @classmethod
+    def cannot_drive(cls, spec: VehicleSpec) -> str | None:
+        """Why the station keeper cannot drive this vehicle (it needs thrusters for surge, sway, heave and yaw)."""
+        return cannot_station_keep(spec)
+
+    def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
+        self.node, self.vessel = node, vessel
+        where = f"{self.TYPE} {vessel}"
+        read = ParamReader(params, where)
+        self.model = read.model()
+        spec = load_vehicle(self.model)
+        reason = self.cannot_drive(spec)
+        if reason is not None:
+            raise ValueError(f"{where}: model: {reason}")
+        gains = RovGains()
+        for f in fields(RovGains):
+            setattr(gains, f.name, read.number(f.name, getattr(gains, f.name), 0.0))
+        rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
+        origin = read.origin()
+        setpoints = read.setpoints()
+        read.finish()
+        self.controller = RovController(spec, gains, rho)
+        self._initial = parse_setpoints(setpoints, origin, f"{where}: setpoints")
+        self.mission: RovMission | None = None
+        self.depth_m: float | None = None
+        self.heading_rad: float | None = None
+        v = vessel
+        self._pubs = [node.create_publisher(Float64, f"{v}/thrusters/{t.name}/cmd", 10) for t in spec.thrusters]
+        self._status_pub = node.create_publisher(Float64MultiArray, f"{v}/station_keeper/status", 10)
+        self._subs = [
+            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 10),
+            node.create_subscription(PoseStamped, f"{v}/goal_pose", self._on_goal, 10),
+            node.create_subscription(Float64, f"{v}/setpoint/depth", self._on_depth, 10),
+            node.create_subscription(Float64, f"{v}/setpoint/heading", self._on_heading, 10),
+        ]
+        self.state: NedState | None = None
+        self.target: RovTarget | None = None
+        self.updates = 0  # control steps done
+        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
+        self.last_commands = np.zeros(len(spec.thrusters))
+        node.get_logger().info(f"station keeper for {v} ({self.model}), set-points {self._initial}")
+
+    def close(self) -> None:
+        """Destroy this controller's publishers and subscriptions on the host node."""
+        for pub in [*self._pubs, self._status_pub]:
+            self.node.destroy_publisher(pub)
+        for sub in self._subs:
+            self.node.destroy_subscription(sub)
+        self._pubs, self._subs = [], []
+
+    # --- set-points ----------------------------------------------------------------------------------------------
+    def _start(self, s: NedState) -> None:
+        """At the first odometry: the scenario's set-points, the vessel's own pose for what they leave out."""
+        sp, self._initial = self._initial, None
+        self.depth_m = sp.get("depth_m", s.depth_m)
+        self.heading_rad = sp.get("heading_rad", float(s.rpy_ned_rad[2]))
+        if "speed_mps" in sp:
+            self.controller.gains.speed_max_mps = sp["speed_mps"]
+        points = sp.get("waypoints_enu") or [sp.get("position_enu", s.position_enu_xy)]
+        self._set_route(points, sp.get("acceptance_radius_m", DEFAULT_RADIUS_M), sp.get("loop", False))
+
+    def _set_route(self, points_enu, radius_m: float, loop: bool = False) -> None:
+        targets = [RovTarget(float(y), float(x), self.depth_m, self.heading_rad) for x, y in points_enu]
+        self.mission = RovMission(targets, acceptance_radius_m=radius_m, loop=loop)
+
+    def _retarget(self, depth_m: float | None = None, heading_rad: float | None = None) -> None:
+        """New depth and/or heading for every remaining target of the mission."""
+        self.depth_m = self.depth_m if depth_m is None else depth_m
+        self.heading_rad = self.heading_rad if heading_rad is None else heading_rad
+        if self.mission is not None:
+            self.mission.targets = [
+                RovTarget(t.north_m, t.east_m, self.depth_m, self.heading_rad) for t in self.mission.targets
+            ]
+
+    def _warn(self, topic: str, reason: str) -> None:
+        self.node.get_logger().warning(f"{self.vessel}/{topic}: {reason}; ignored")
+
+    def _on_goal(self, msg: PoseStamped) -> None:
+        p, q = msg.pose.position, msg.pose.orientation
+        if msg.header.frame_id not in ("", "map"):
+            return self._warn("goal_pose", f"expected frame_id 'map' (ENU), got {msg.header.frame_id!r}")
+        values = [p.x, p.y, p.z, q.x, q.y, q.z, q.w]
+        if not all(math.isfinite(x) for x in values):
+            return self._warn("goal_pose", "expected finite numbers")
+        if not 0.0 <= -p.z <= MAX_DEPTH_M:
+            return self._warn("goal_pose", f"expected z in [-{MAX_DEPTH_M}, 0] (map ENU, below the surface)")
+        if self.state is None:
+            return self._warn("goal_pose", "no odometry yet")
+        heading = None
+        if q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w > 1e-12:
+            yaw_enu = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+            heading = float(frames.yaw_enu_to_ned(yaw_enu))
+        self._retarget(-p.z, heading)
+        self._set_route([(p.x, p.y)], self.mission.acceptance_radius_m if self.mission else DEFAULT_RADIUS_M)
+        self.node.get_logger().info(f"{self.vessel}: goal ({p.x:.2f}, {p.y:.2f}) m, depth {-p.z:.2f} m")
+
+    def _on_depth(self, msg: Float64) -> None:
+        if not (math.isfinite(msg.data) and 0.0 <= msg.data <= MAX_DEPTH_M):
+            return self._warn("setpoint/depth", f"expected a depth in [0, {MAX_DEPTH_M}] m, got {msg.data!r}")
+        if self.state is None:
+            return self._warn("setpoint/depth", "no odometry yet")
+        self._retarget(depth_m=float(msg.data))
+
+    def _on_heading(self, msg: Float64) -> None:
+        if not math.isfinite(msg.data):
+            return self._warn("setpoint/heading", f"expected a finite compass heading in deg, got {msg.data!r}")
+        if self.state is None:
+            return self._warn("setpoint/heading", "no odometry yet")
+        self._retarget(heading_rad=math.radians(msg.data))
+
+    # --- control ---------------------------------------------------------------------------------------------
+    def _on_odom(self, msg: Odometry) -> None:
+        self.odom_count += 1
+        s = from_odometry(msg)
+        if not is_finite(s):
+            self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
+            return
+        h = step_since(self.state, s)
+        self.state = s
+        if self._initial is not None:
+            self._start(s)
+        if h <= 0.0:  # first message, or a stamp that did not advance: no step
+            return
+        try:
+            self.target = self.mission.current(s)
+            cmd = self.controller.step(s, self.target, h)
+            if not np.all(np.isfinite(cmd)):
+                raise ValueError(f"non-finite thruster commands {cmd.tolist()}")
+        except (ValueError, FloatingPointError) as exc:  # a bad step stops the thrusters, not the node
+            self.node.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); thrust off")
+            cmd = self.controller.stop()
+        self.last_commands = cmd
+        for pub, value in zip(self._pubs, cmd, strict=True):
+            pub.publish(Float64(data=float(value)))
+        self._publish_status(s)
+        self.updates += 1
+
+    def _publish_status(self, s: NedState) -> None:
+        t, m = self.target, self.mission
+        out = Float64MultiArray()
+        out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=9, stride=9)]
+        out.data = [
+            s.t_s,
+            float(m.index),
+            float(len(m.targets)),
+            math.hypot(t.north_m - s.position_ned_m[0], t.east_m - s.position_ned_m[1]),
+            s.depth_m,
+            s.depth_m - t.depth_m,
+            math.degrees(s.rpy_ned_rad[2]) % 360.0,
+            math.degrees(float(ssa(s.rpy_ned_rad[2] - t.heading_rad))),
+            float(m.done),
+        ]
+        self._status_pub.publish(out)
+
+
+class StationKeeperNode(SingleControllerNode):
+    """The standalone node: one station keeper, its params from the node's ROS parameters."""
+
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__(StationKeeper, **node_kwargs)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of `ros2 run lotusim station_keeper --ros-args -p vessel:=rov -p model:=bluerov2_heavy`."""
+    main_for(StationKeeperNode, StationKeeper.TYPE, args)

@@ -1,0 +1,120 @@
+"""The station keeper over real DDS: hosted by the controller_host node (the contract of controller_host.py),
+driving a BlueROV2 Heavy spawned in the dynamics worker, in lockstep (deterministic whatever the machine's load).
+The checks use the ground-truth odometry with the test's own conversions (z -> depth, quaternion -> compass)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from lotusim_autonomy.controller_host import ControllerHost  # noqa: E402
+from lotusim_autonomy.rov_controller import STATUS_LABEL, StationKeeperNode  # noqa: E402
+from simnodes import Sim, create_item, spin_until  # noqa: E402
+
+STEP_S = 0.02
+STATION_ENU = (2.0, 1.0)  # m from the spawn point (0, 0)
+STATION_DEPTH_M = 6.0  # spawned at 5 m
+# held over the last 40 s of a 60 s run (calm water: the worker here has no current server)
+HOLD_RADIUS_M = 0.05
+HOLD_DEPTH_TOL_M = 0.02
+HOLD_HEADING_TOL_DEG = 0.5
+
+
+def compass_heading_deg(q) -> float:
+    yaw_enu = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    return (90.0 - math.degrees(yaw_enu)) % 360.0
+
+
+def run_lockstep(sim: Sim, keeper, cycles: int, steps_per_cycle: int = 5) -> None:
+    """Step one odometry period, wait for the keeper's answer and for its commands at the worker; repeat."""
+    entry = sim.worker.vessels["rov"]
+    for _ in range(cycles):
+        target = keeper.odom_count + 1
+        sim.step(steps_per_cycle)
+        spin_until(sim.executor, lambda t=target: keeper.odom_count >= t, 10.0, "station keeper update")
+        spin_until(sim.executor, lambda: np.array_equal(entry.thruster_cmd, keeper.last_commands), 10.0,
+                   "commands at the worker")  # fmt: skip
+
+
+def test_hosted_station_keeper_holds_a_bluerov2_at_its_station_and_takes_a_goal_pose(ros_context):
+    sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=10.0)
+    host = None
+    try:
+        assert sim.command([create_item("rov", "bluerov2_heavy", (0.0, 0.0, -5.0))]).results[0].ok
+        spec = (
+            "[{type: station_keeper, vessel: rov, params: {model: bluerov2_heavy, setpoints: "
+            f"{{position: [{STATION_ENU[0]}, {STATION_ENU[1]}], depth_m: {STATION_DEPTH_M}, heading_deg: 45.0}}}}}}]"
+        )
+        host = ControllerHost(context=ros_context, parameter_overrides=[Parameter("controllers_yaml", value=spec)])
+        sim.executor.add_node(host)
+        keeper = host.controllers[("station_keeper", "rov")]
+        odom: list[Odometry] = []
+        status: list[Float64MultiArray] = []
+        sim.client.create_subscription(Odometry, "/rov/odom", odom.append, 1000)
+        sim.client.create_subscription(Float64MultiArray, "/rov/station_keeper/status", status.append, 1000)
+        goal_pub = sim.client.create_publisher(PoseStamped, "/rov/goal_pose", 10)
+        spin_until(sim.executor, lambda: host.count_publishers("/rov/odom") > 0, 10.0, "odometry matched")
+        spin_until(sim.executor, lambda: goal_pub.get_subscription_count() > 0, 10.0, "goal_pose matched")
+        run_lockstep(sim, keeper, 600)  # 60 s
+        spin_until(sim.executor, lambda: len(odom) >= 600 and len(status) >= 590, 10.0, "odometry and status")
+        t = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in odom])
+        xy = np.array([[m.pose.pose.position.x, m.pose.pose.position.y] for m in odom])
+        depth = np.array([-m.pose.pose.position.z for m in odom])
+        heading = np.array([compass_heading_deg(m.pose.pose.orientation) for m in odom])
+        late = t >= t[0] + 20.0
+        radius = np.hypot(*(xy - np.array(STATION_ENU)).T)
+        print(f"\nstation keeper over DDS: last 40 s max radius {radius[late].max():.4f} m, depth error "
+              f"{np.abs(depth[late] - STATION_DEPTH_M).max():.4f} m, heading error "
+              f"{np.abs(heading[late] - 45.0).max():.3f} deg")  # fmt: skip
+        assert np.hypot(*xy[0]) < 0.01 and abs(depth[0] - 5.0) < 0.01  # it started away from the station
+        assert radius[late].max() < HOLD_RADIUS_M
+        assert np.abs(depth[late] - STATION_DEPTH_M).max() < HOLD_DEPTH_TOL_M
+        assert np.abs(heading[late] - 45.0).max() < HOLD_HEADING_TOL_DEG
+        last = status[-1]
+        assert last.layout.dim[0].label == STATUS_LABEL
+        fields = dict(zip(STATUS_LABEL.split(","), last.data, strict=True))
+        assert fields["done"] == 1.0 and fields["horizontal_error_m"] < HOLD_RADIUS_M
+
+        # a goal in map ENU: 5 m north of the station, 8 m deep, facing east (ENU yaw 0)
+        goal = PoseStamped()
+        goal.header.frame_id = "map"
+        goal.pose.position.x, goal.pose.position.y, goal.pose.position.z = STATION_ENU[0], STATION_ENU[1] + 5.0, -8.0
+        goal.pose.orientation.w = 1.0
+        goal_pub.publish(goal)
+        spin_until(sim.executor, lambda: keeper.mission.targets[0].depth_m == 8.0, 10.0, "goal at the keeper")
+        n0 = len(odom)
+        run_lockstep(sim, keeper, 300)  # 30 s
+        spin_until(sim.executor, lambda: len(odom) >= n0 + 300, 10.0, "odometry")
+        p, q = odom[-1].pose.pose.position, odom[-1].pose.pose.orientation
+        print(f"goal 5 m away: after 30 s at ({p.x:.3f}, {p.y:.3f}, {p.z:.3f}), heading {compass_heading_deg(q):.2f}")
+        assert math.hypot(p.x - STATION_ENU[0], p.y - STATION_ENU[1] - 5.0) < 0.1 and abs(p.z + 8.0) < 0.05
+        assert abs(compass_heading_deg(q) - 90.0) < 1.0
+    finally:
+        if host is not None:
+            host.close()
+            host.destroy_node()
+        sim.close()
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"model": "remus100"}, "model: the station keeper needs vectored thrusters"),
+        ({"model": "bluerov2_heavy", "setpoints.depth_m": -2.0}, "setpoints.depth_m: expected a number"),
+        ({"model": "bluerov2_heavy", "speed_max": 1.0}, "unknown parameter(s) ['speed_max']"),
+    ],
+)
+def test_standalone_node_refuses_bad_parameters_with_the_key(ros_context, params, message):
+    overrides = [Parameter("vessel", value="rov")] + [Parameter(k, value=v) for k, v in params.items()]
+    with pytest.raises(ValueError) as info:
+        StationKeeperNode(context=ros_context, parameter_overrides=overrides)
+    assert str(info.value).startswith("station_keeper rov: ") and message in str(info.value)
