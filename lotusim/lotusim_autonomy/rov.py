@@ -59,6 +59,7 @@ from lotusim_physics.added_mass import c_a, c_a_mask
 from lotusim_physics.thrusters import allocation_matrix, t200_thrust
 
 AXES = (0, 1, 2, 5)  # surge, sway, heave, yaw rows of tau = [X Y Z K M N]
+REFERENCE_STEP_S = 0.05  # longest Euler step of the reference models (omega <= 2 rad/s: omega h <= 0.1)
 MAX_DEPTH_M = 11_000.0
 MAX_WAYPOINTS = 10_000
 # the scenario's `setpoints:` keys of a station keeper, and the keys scenario.py turns `waypoints` into
@@ -290,9 +291,7 @@ class RovController:
             self.reset(state)
         if target != self._target:
             self._retarget(target)
-        pos_d, vel_d, acc_d = self.position_ref.step([target.north_m, target.east_m], h)
-        z_d, w_d, wdot_d = self.depth_ref.step(target.depth_m, h)
-        psi_d, r_d, rdot_d = self.heading_ref.step(target.heading_rad, h)
+        pos_d, vel_d, acc_d, z_d, w_d, wdot_d, psi_d, r_d, rdot_d = self._references(target, h)
         acc_d = np.where(np.abs(vel_d) >= self.position_ref.v_max - 1e-12, 0.0, acc_d)  # no push at the limit
         wdot_d = 0.0 if abs(float(w_d)) >= self.gains.depth_rate_max_mps - 1e-12 else float(wdot_d)
         psi = float(state.rpy_ned_rad[2])
@@ -319,6 +318,17 @@ class RovController:
             tau[3:5] = self.level.step(-state.rpy_ned_rad[:2], h, derivative=-nu[3:5]) + munk[3:5]
         self.last = {"eta_d": eta_d, "error": err, "tau": tau}
         return self.allocation.commands(tau)
+
+    def _references(self, target: RovTarget, h: float) -> tuple:
+        """Advance the three reference models by h s in sub-steps of at most REFERENCE_STEP_S (forward Euler is
+        stable only for omega h small: a controller that missed odometry, e.g. a host stalled for a second, gets
+        one long step)."""
+        n = max(1, math.ceil(h / REFERENCE_STEP_S - 1e-9))
+        for _ in range(n):
+            pos = self.position_ref.step([target.north_m, target.east_m], h / n)
+            depth = self.depth_ref.step(target.depth_m, h / n)
+            heading = self.heading_ref.step(target.heading_rad, h / n)
+        return (*pos, *depth, *heading)
 
     def stop(self) -> np.ndarray:
         """Zero commands; the next step engages again from the vehicle's pose."""

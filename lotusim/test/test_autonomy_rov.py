@@ -301,3 +301,18 @@ def test_the_mixed_fleets_station_keepers_hold_with_a_late_controller_host(spec)
     assert radius.max() < 0.4 and radius[late].max() < 0.2
     assert np.abs(log[late, 3] - 10.0).max() < 0.1
     assert np.degrees(np.abs(log[late, 6]).max()) < 3.0 and np.degrees(np.abs(log[:, 4:6]).max()) < 3.0
+
+
+def test_a_long_step_after_missed_odometry_does_not_upset_the_references(spec):
+    """A host that stalls hands the controller one step of seconds; the reference models take it in short
+    sub-steps and land where 0.1 s steps would have (forward Euler over 3 s at omega 0.8 diverges)."""
+    state = ned_state(0.0, [0.0, 0.0, -5.0], [0.0, 0.0, 0.0, 1.0], [0.0] * 6)  # facing east
+    target = RovTarget(3.0, 0.0, 6.0, 0.0)
+    long, short = RovController(spec), RovController(spec)
+    long.step(state, target, 0.1)
+    short.step(state, target, 0.1)
+    long.step(state, target, 3.0)
+    for _ in range(30):
+        short.step(state, target, 0.1)
+    assert long.last["eta_d"] == pytest.approx(short.last["eta_d"], abs=1e-9)
+    assert 0.0 < long.last["eta_d"][3] < math.pi / 2  # the heading reference on its way from 090 to 000

@@ -118,3 +118,76 @@ def test_standalone_node_refuses_bad_parameters_with_the_key(ros_context, params
     with pytest.raises(ValueError) as info:
         StationKeeperNode(context=ros_context, parameter_overrides=overrides)
     assert str(info.value).startswith("station_keeper rov: ") and message in str(info.value)
+
+
+E2E_SCENARIO = """
+name: rovs_on_station
+description: three BlueROV2s hold station in a 0.2 m/s current, for the station keeper's end-to-end test
+seed: 5
+duration_s: 60.0
+world:
+  origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+  bathymetry: {model: flat, depth_m: 50.0}
+physics: {step_s: 0.02, mode: scaled, real_time_factor: 2.0, odom_rate_hz: 10.0}
+environment:
+  current: {model: constant, velocity_enu: [0.2, 0.0, 0.0]}
+vessels:
+  - {name: rov_1, model: bluerov2_heavy, pose: {position: [0.0, 0.0, -10.0]}}
+  - {name: rov_2, model: bluerov2_heavy, pose: {position: [10.0, 0.0, -10.0]}}
+  - {name: rov_3, model: bluerov2_heavy, pose: {position: [20.0, 0.0, -10.0], yaw_deg: 90.0}}
+controllers:
+  - {type: station_keeper, vessel: rov_1, setpoints: {position: [0.0, 0.0], depth_m: 10.0, heading_deg: 0.0}}
+  - {type: station_keeper, vessel: rov_2, setpoints: {position: [10.0, 0.0], depth_m: 10.0, heading_deg: 0.0}}
+  - {type: station_keeper, vessel: rov_3, setpoints: {position: [20.0, 0.0], depth_m: 10.0, heading_deg: 0.0}}
+"""
+# over 20 s of sim time before the last 3 s (the vessels drift with the current from their spawn until the
+# controller host has started, a load-dependent few seconds of sim time, then go back to their stations; at the
+# end `lotusim run` stops the controller host a moment before the dynamics and the recorder)
+E2E_RADIUS_M = 0.1
+E2E_DEPTH_TOL_M = 0.05
+E2E_HEADING_TOL_DEG = 1.0
+
+
+def test_lotusim_run_keeps_three_bluerov2s_on_station_in_a_current(tmp_path, own_domain_env):
+    """The user's path: a scenario file through `lotusim run` (nodes and a controller_host as processes, the
+    scenario's current); each ROV's recorded odometry ends at its station, 10 m deep, heading north (uncontrolled,
+    the current would carry it 12 m)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from rosbags.highlevel import AnyReader
+
+    from lotusim_core.recorder import make_typestore
+
+    scenario, record = tmp_path / "rovs.yaml", tmp_path / "rec"
+    scenario.write_text(E2E_SCENARIO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario), "--headless", "--record", str(record)],
+        env=own_domain_env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 vessels spawned (0 failed)" in proc.stdout and "3 controller(s)" in proc.stdout
+    station = {"rov_1": (0.0, 0.0), "rov_2": (10.0, 0.0), "rov_3": (20.0, 0.0)}
+    with AnyReader([Path(record)], default_typestore=make_typestore()) as reader:
+        odoms = [c for c in reader.connections if c.topic.endswith("/odom")]
+        assert sorted(c.topic for c in odoms) == [f"/rov_{k}/odom" for k in (1, 2, 3)]
+        for connection in odoms:
+            vessel = connection.topic.split("/")[1]
+            rows = []
+            for conn, _, raw in reader.messages(connections=[connection]):
+                m = reader.deserialize(raw, conn.msgtype)
+                p = m.pose.pose.position
+                rows.append((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, p.x, p.y, -p.z,
+                             compass_heading_deg(m.pose.pose.orientation)))  # fmt: skip
+            a = np.array(rows)
+            late = (a[:, 0] >= a[-1, 0] - 23.0) & (a[:, 0] <= a[-1, 0] - 3.0)  # shutdown: controllers go first
+            radius = np.hypot(a[:, 1] - station[vessel][0], a[:, 2] - station[vessel][1])
+            heading = (a[:, 4] + 180.0) % 360.0 - 180.0
+            print(f"\n{vessel}: odometry from {a[0, 0]:.1f} to {a[-1, 0]:.1f} s; max distance from the station "
+                  f"{radius.max():.3f} m, over 20 s {radius[late].max():.3f} m; depth error "
+                  f"{np.abs(a[late, 3] - 10.0).max():.4f} m, heading {np.abs(heading[late]).max():.2f}")  # fmt: skip
+            assert a[-1, 0] - a[0, 0] >= 40.0
+            assert radius[late].max() < E2E_RADIUS_M
+            assert np.abs(a[late, 3] - 10.0).max() < E2E_DEPTH_TOL_M
+            assert np.abs(heading[late]).max() < E2E_HEADING_TOL_DEG
