@@ -8,7 +8,7 @@ controller (contract: controller_host.py) on the standard per-vessel topics (doc
   in   <vessel>/setpoint/depth            std_msgs/Float64, depth of the station, m (positive down)
   in   <vessel>/setpoint/heading          std_msgs/Float64, compass heading, deg (0 north, 90 east)
   out  <vessel>/thrusters/<name>/cmd      std_msgs/Float64, the thruster's command_unit (normalised for the T200)
-  out  <vessel>/station_keeper/status     std_msgs/Float64MultiArray, layout label STATUS_LABEL
+  out  <vessel>/station_keeper/status     std_msgs/Float64MultiArray, layout label STATUS_LABEL (while subscribed)
 
 Set-points from params["setpoints"] (all optional; what is missing is taken from the vessel's pose at the first
 odometry, so a bare `station_keeper` holds the vessel where it is):
@@ -98,7 +98,8 @@ class StationKeeper:
         self._pubs = [node.create_publisher(Float64, f"{v}/thrusters/{t.name}/cmd", 10) for t in spec.thrusters]
         self._status_pub = node.create_publisher(Float64MultiArray, f"{v}/station_keeper/status", 10)
         self._subs = [
-            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 10),
+            # depth 1: a host that falls behind steps on the newest state, never on a backlog of old ones
+            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 1),
             node.create_subscription(PoseStamped, f"{v}/goal_pose", self._on_goal, 10),
             node.create_subscription(Float64, f"{v}/setpoint/depth", self._on_depth, 10),
             node.create_subscription(Float64, f"{v}/setpoint/heading", self._on_heading, 10),
@@ -202,7 +203,8 @@ class StationKeeper:
         self.last_commands = cmd
         for pub, value in zip(self._pubs, cmd, strict=True):
             pub.publish(Float64(data=float(value)))
-        self._publish_status(s)
+        if self._status_pub.get_subscription_count() > 0:  # nobody listening: save the host the message
+            self._publish_status(s)
         self.updates += 1
 
     def _publish_status(self, s: NedState) -> None:
