@@ -22,8 +22,8 @@ odometry, so a bare `station_keeper` holds the vessel where it is):
   acceptance_radius_m   horizontal distance that counts a waypoint as reached (0: 1 m); also within 0.5 m of depth
   speed_mps        horizontal speed along a leg (0: speed_max_mps, 0.5 m/s)
   loop             true: after the last waypoint, the first again
-One control step per odometry message, h = difference of the message stamps (sim time); control law
-rov.RovController, every gain a parameter under its RovGains field name.
+One control step per odometry message (or per `min_step_s` of sim time at most, if set), h = difference of the
+stamps (sim time); control law rov.RovController, every gain a parameter under its RovGains field name.
 """
 
 from __future__ import annotations
@@ -86,6 +86,9 @@ class StationKeeper:
         for f in fields(RovGains):
             setattr(gains, f.name, read.number(f.name, getattr(gains, f.name), 0.0))
         rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
+        # step at most once per min_step_s of sim time (0: on every odometry); slow loops need no 10 Hz, and a
+        # host carrying many vessels then spends its time on those that do
+        self.min_step_s = read.number("min_step_s", 0.0, 0.0, 10.0)
         origin = read.origin()
         setpoints = read.setpoints()
         read.finish()
@@ -182,6 +185,10 @@ class StationKeeper:
     # --- control ---------------------------------------------------------------------------------------------
     def _on_odom(self, msg: Odometry) -> None:
         self.odom_count += 1
+        if self.state is not None and self.min_step_s > 0.0:
+            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            if 0.0 <= stamp - self.state.t_s < self.min_step_s - 1e-6:
+                return
         s = from_odometry(msg)
         if not is_finite(s):
             self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")

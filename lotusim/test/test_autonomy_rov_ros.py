@@ -191,3 +191,31 @@ def test_lotusim_run_keeps_three_bluerov2s_on_station_in_a_current(tmp_path, own
             assert radius[late].max() < E2E_RADIUS_M
             assert np.abs(a[late, 3] - 10.0).max() < E2E_DEPTH_TOL_M
             assert np.abs(heading[late]).max() < E2E_HEADING_TOL_DEG
+
+
+def test_min_step_s_thins_the_control_steps_and_keeps_h_in_sim_time(ros_context):
+    """min_step_s 0.4 on 10 Hz odometry: a step on every fourth message, each over 0.4 s of sim time."""
+    node = rclpy.create_node("min_step_check", context=ros_context)
+    try:
+        params = {"model": "bluerov2_heavy", "min_step_s": 0.4, "setpoints": {"depth_m": 5.0}}
+        keeper = host_class()(node, "rov", params)  # the class the registry hands a host
+        steps: list[float] = []
+        step = keeper.controller.step
+        keeper.controller.step = lambda s, target, h: steps.append(h) or step(s, target, h)
+        msg = Odometry()
+        msg.pose.pose.orientation.w = 1.0
+        msg.pose.pose.position.z = -5.0
+        for k in range(21):  # 0.0 .. 2.0 s
+            msg.header.stamp.sec, msg.header.stamp.nanosec = k // 10, (k % 10) * 100_000_000
+            keeper._on_odom(msg)
+        assert keeper.odom_count == 21 and keeper.updates == 5
+        assert steps == pytest.approx([0.4] * 5)
+        keeper.close()
+    finally:
+        node.destroy_node()
+
+
+def host_class():
+    from lotusim_autonomy.controller_host import CONTROLLER_TYPES
+
+    return CONTROLLER_TYPES["station_keeper"]

@@ -99,6 +99,30 @@ def check_first_waypoint(name: str, track, setpoints: dict, origin) -> str:
     return figures + f", reached after {t[hits[0]] - t[0]:.1f} s"
 
 
+def check_station(name: str, track, setpoints: dict, hold_s: float, tol: dict) -> str:
+    """Over the last hold_s seconds: the vessel stays within tol["spread_m"] of its mean position there, which is
+    within tol["drift_m"] of where it was first recorded (it drifts until its controller host has started), and
+    at its depth and heading."""
+    t, xyz, q = track
+    last = t >= t[-1] - hold_s
+    assert t[-1] - t[0] >= hold_s + 10.0, f"{name}: only {t[-1] - t[0]:.1f} s recorded"
+    centre = xyz[last, :2].mean(axis=0)
+    spread = np.hypot(*(xyz[last, :2] - centre).T).max()
+    drift = float(np.hypot(*(centre - xyz[0, :2])))
+    dz = np.abs(-xyz[last, 2] - setpoints["depth_m"])
+    dpsi = angle_error_deg(compass_heading_deg(q[last]), setpoints["heading_deg"])
+    figures = (
+        f"{name}: last {hold_s:.0f} s within {spread:.2f} m of a point {drift:.2f} m from its start, |depth - "
+        f"{setpoints['depth_m']:g}| max {dz.max():.2f} m, |heading - {setpoints['heading_deg']:g}| max "
+        f"{dpsi.max():.2f} deg"
+    )
+    assert spread < tol["spread_m"] and drift < tol["drift_m"], figures
+    assert dz.max() < tol["depth_max_m"] and dpsi.max() < tol["heading_max_deg"], figures
+    return figures
+
+
+# BlueROV2s (station keepers, the scenario's slow loops): hold 0.32 m / 0.05 m / 2.2 deg with 2 s of delay ROS-free
+ROV_TOL = {"spread_m": 0.5, "drift_m": 3.0, "depth_max_m": 0.3, "heading_max_deg": 5.0}
 # Last 30 s (LRAUVs) / 15 s (REMUS) of 60 s: median and worst errors. The worst allows a second or two of a
 # stale command from a starved controller host (measured up to 0.96 m for an LRAUV on a load-12 machine).
 LRAUV_TOL = {"depth_median_m": 0.3, "depth_max_m": 1.5, "heading_median_deg": 1.0, "heading_max_deg": 3.0}
@@ -124,7 +148,8 @@ def test_single_auv_holds_the_depth_and_heading_of_its_scenario(tmp_path, run_en
 
 def test_mixed_fleet_every_controlled_vessel_does_its_mission(tmp_path, run_env):
     """mixed_fleet_brest, 60 s of sim time: the 45 LRAUVs hold 20 m / 270 deg (they start there), the REMUS
-    100s reach 10 m / 090 deg (from 5 m, facing north), every USV reaches its first patrol waypoint."""
+    100s reach 10 m / 090 deg (from 5 m, facing north), every USV reaches its first patrol waypoint, the 45
+    BlueROV2s hold station at 10 m, heading north."""
     scenario = load_scenario("mixed_fleet_brest")
     # odometry (the controllers' loop rate) at 5 Hz instead of 10: half the controller host's load on this machine
     sets = ("physics.odom_rate_hz=5.0",)
@@ -142,8 +167,15 @@ def test_mixed_fleet_every_controlled_vessel_does_its_mission(tmp_path, run_env)
                 lines.append(check_autopilot(c.vessel, track, c.setpoints, 15.0, REMUS_TOL))
             elif c.type == "waypoint_follower":
                 lines.append(check_first_waypoint(c.vessel, track, c.setpoints, scenario.world.origin))
+            elif c.type == "station_keeper":  # holds where it is when its controller starts
+                lines.append(check_station(c.vessel, track, c.setpoints, 30.0, ROV_TOL))
         except AssertionError as exc:
             failed.append(str(exc).splitlines()[0])
     print(f"\nmixed_fleet_brest ({wall_s:.0f} s wall):\n" + "\n".join(lines + failed))
     assert not failed, "\n".join(failed)
-    assert kinds.get("lrauv") == 45 and kinds.get("remus100") == 2 and kinds["wamv"] + kinds["kayak_usv"] == 7
+    assert (
+        kinds.get("lrauv") == 45
+        and kinds.get("remus100") == 2
+        and kinds["wamv"] + kinds["kayak_usv"] == 7
+        and kinds.get("bluerov2_heavy") == 45
+    )
