@@ -59,7 +59,7 @@ from lotusim_physics.added_mass import c_a, c_a_mask
 from lotusim_physics.thrusters import allocation_matrix, t200_thrust
 
 AXES = (0, 1, 2, 5)  # surge, sway, heave, yaw rows of tau = [X Y Z K M N]
-REFERENCE_STEP_S = 0.05  # longest Euler step of the reference models (omega <= 2 rad/s: omega h <= 0.1)
+REFERENCE_STEP_S = 0.1  # longest Euler step of the reference models (their omega <= 0.8 rad/s: omega h <= 0.08)
 MAX_DEPTH_M = 11_000.0
 MAX_WAYPOINTS = 10_000
 # the scenario's `setpoints:` keys of a station keeper, and the keys scenario.py turns `waypoints` into
