@@ -121,8 +121,9 @@ def check_station(name: str, track, setpoints: dict, hold_s: float, tol: dict) -
     return figures
 
 
-# BlueROV2s (station keepers, the scenario's slow loops): hold 0.32 m / 0.05 m / 2.2 deg with 2 s of delay ROS-free
-ROV_TOL = {"spread_m": 0.5, "drift_m": 3.0, "depth_max_m": 0.3, "heading_max_deg": 5.0}
+# BlueROV2s (station keepers, the scenario's slow loops): hold 0.32 m / 0.05 m / 2.2 deg with 2 s of delay ROS-free;
+# in two e2e runs depth max 0.04-0.28 m, heading max 0.4-3.3 deg (a host late by more than that, or starting late)
+ROV_TOL = {"spread_m": 0.5, "drift_m": 3.0, "depth_max_m": 0.5, "heading_max_deg": 5.0}
 # Last 30 s (LRAUVs) / 15 s (REMUS) of 60 s: median and worst errors. The worst allows a second or two of a
 # stale command from a starved controller host (measured up to 0.96 m for an LRAUV on a load-12 machine).
 LRAUV_TOL = {"depth_median_m": 0.3, "depth_max_m": 1.5, "heading_median_deg": 1.0, "heading_max_deg": 3.0}
