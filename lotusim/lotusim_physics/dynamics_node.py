@@ -20,7 +20,8 @@ body FLU). Per-vessel names are relative (in the node's namespace), fleet-wide o
 Modes (`mode`): "realtime" (RTF 1), "scaled" (RTF `real_time_factor`), "fast" (as fast as possible) and
 "lockstep" (advances only through /lotusim/step or the /lotusim/step_for action). A worker with
 `clock_master: false` follows /clock: it steps until its sim time reaches the master's, so several workers stay
-on one clock.
+on one clock. In every mode, the parameter `run_until_s` holds the worker at the first step at or after that sim
+time (lotusim_physics.run_limit; `lotusim run` starts it at 0 and releases it once the scenario is spawned).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
 from lotusim_physics import checkpoint as worker_checkpoint
 from lotusim_physics.fleet import Fleet
 from lotusim_physics.output_schedule import OutputPlan, SimTimeRate
+from lotusim_physics.run_limit import RunLimit
 
 MODES = ("realtime", "scaled", "fast", "lockstep")
 # FleetState arrays and their columns per vessel
@@ -169,6 +171,7 @@ class DynamicsWorker(Node):
 
         self.fleet = Fleet(self.step_s, integrator=integrator, substeps=substeps, water_density_kgm3=water_density)
         self.step_ns = int(round(self.step_s * 1e9))
+        self.run_limit = RunLimit(self, self.step_ns)  # parameter run_until_s: hold at that sim time
         # when the fleet state and each vessel's odometry are due (odometry: row i in group i % groups)
         self._state_schedule = (
             SimTimeRate.from_rate_hz(self.step_ns, self.fleet_state_rate_hz)
@@ -283,7 +286,7 @@ class DynamicsWorker(Node):
         The steps between two publications go to the physics in one call (Fleet.step(steps=k)): the states
         are the same as step by step, and nothing is observable in between (commands are handled between
         calls of advance), so the Python cost per step is one /clock message."""
-        done = 0
+        done, steps = 0, self.run_limit.allowed(self.iteration, steps)
         while done < steps:
             k = min(steps - done, self._steps_to_next_output(), MAX_CHUNK_STEPS)
             if wall_deadline is not None:
@@ -590,6 +593,8 @@ class DynamicsWorker(Node):
     def _on_command(self, request: WorkerCommand.Request, response: WorkerCommand.Response):
         poses = self._poses_of(request.items)
         response.results = [self._do_item(item, poses.get(i)) for i, item in enumerate(request.items)]
+        if not self.run_limit.allowed(self.iteration, 1):  # held: show the new fleet now (the sensors learn of it)
+            self._publish_fleet_state(divmod(self.sim_time_ns, 1_000_000_000))
         return response
 
     @staticmethod
@@ -735,8 +740,9 @@ class DynamicsWorker(Node):
         if self.mode != "lockstep":
             response.message = f"worker {self.worker} runs in {self.mode} mode; /lotusim/step needs mode lockstep"
         else:
-            self.advance(int(request.steps))
-            response.success = True
+            requested = int(request.steps)
+            response.success = self.advance(requested) == requested
+            response.message = "" if response.success else self.run_limit.describe()
         response.sim_time = stamp_from_ns(self.sim_time_ns)
         response.iteration = self.iteration
         return response
@@ -755,8 +761,16 @@ class DynamicsWorker(Node):
                     success=False, message="canceled", steps_done=done, sim_time=stamp_from_ns(self.sim_time_ns)
                 )
             chunk = min(total - done, 100)
-            self.advance(chunk)
-            done += chunk
+            got = self.advance(chunk)
+            done += got
+            if got < chunk:  # held by run_until_s
+                goal_handle.abort()
+                return StepFor.Result(
+                    success=False,
+                    message=self.run_limit.describe(),
+                    steps_done=done,
+                    sim_time=stamp_from_ns(self.sim_time_ns),
+                )
             feedback.steps_done, feedback.sim_time = done, stamp_from_ns(self.sim_time_ns)
             goal_handle.publish_feedback(feedback)
         goal_handle.succeed()

@@ -1,0 +1,73 @@
+"""Reproducible runs, the parts below `lotusim run`: the dynamics worker's run limit (`run_until_s`: held at a sim
+time in every mode, exact to the step, set over ROS's parameter service), the fleet state shown while held, and
+the CDR reading lotusim run uses to follow sim time without /clock."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("rclpy")
+
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+
+from lotusim_interfaces.msg import FleetState  # noqa: E402
+from simnodes import Sim, create_item, spin_until  # noqa: E402
+
+
+def _set_until(sim: Sim, value: float):
+    """Set dynamics_0's run_until_s through its parameter service, as lotusim run and `ros2 param set` do."""
+    client = sim.client.create_client(SetParameters, "/dynamics_0/set_parameters")
+    spin_until(sim.executor, client.service_is_ready, 30.0, "set_parameters")
+    value_msg = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+    future = client.call_async(SetParameters.Request(parameters=[ParameterMsg(name="run_until_s", value=value_msg)]))
+    spin_until(sim.executor, future.done, 30.0, "set_parameters answer")
+    return future.result().results[0]
+
+
+@pytest.mark.parametrize("mode", ["fast", "realtime"])
+def test_worker_held_at_run_until_then_released_to_the_exact_step(ros_context, mode):
+    """Held at 0 from the start (no step while the fleet is spawned), then run to 0.5 s and held at exactly the
+    first step at or after it (0.5 s / 0.02 s = step 25), in a free-running mode."""
+    sim = Sim(ros_context, mode=mode, step_s=0.02, run_until_s=0.0)
+    try:
+        states: list[FleetState] = []
+        sim.client.create_subscription(FleetState, "/lotusim/fleet_state", states.append, 100)
+        sim.spin_for(0.5)
+        assert sim.worker.iteration == 0  # held
+        result = sim.command([create_item("auv", "lrauv")])
+        assert result.succeeded == 1
+        # held: the new fleet is published at once, at sim time 0 (the sensor node learns of it from there)
+        spin_until(sim.executor, lambda: any(list(s.names) == ["auv"] for s in states), 10.0, "fleet state at 0")
+        assert all(s.header.stamp.sec == 0 and s.header.stamp.nanosec == 0 for s in states)
+        assert sim.worker.iteration == 0
+        assert _set_until(sim, 0.5).successful
+        spin_until(sim.executor, lambda: sim.worker.iteration >= 25, 30.0, "the worker to run to 0.5 s")
+        sim.spin_for(0.3)
+        assert sim.worker.iteration == 25
+        spin_until(sim.executor, lambda: states[-1].iteration == 25, 10.0, "the last fleet state")
+        assert (states[-1].header.stamp.sec, states[-1].header.stamp.nanosec) == (0, 500_000_000)
+        # NaN is refused (the limit stays); negative means no limit
+        refused = _set_until(sim, math.nan)
+        assert not refused.successful and "nan" in refused.reason
+        sim.spin_for(0.2)
+        assert sim.worker.iteration == 25
+        assert _set_until(sim, -1.0).successful
+        spin_until(sim.executor, lambda: sim.worker.iteration > 30, 30.0, "the worker to run on")
+    finally:
+        sim.close()
+
+
+def test_lockstep_steps_are_cut_at_run_until(ros_context):
+    sim = Sim(ros_context, mode="lockstep", step_s=0.02, run_until_s=0.1)
+    try:
+        reply = sim.step(3)
+        assert reply.success and reply.iteration == 3
+        reply = sim.step(10)  # only 2 more reach 0.1 s
+        assert not reply.success and reply.iteration == 5 and "run_until_s" in reply.message
+        assert sim.step(0).iteration == 5  # a step of 0 is a query of the sim time
+    finally:
+        sim.close()
