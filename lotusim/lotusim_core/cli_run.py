@@ -9,6 +9,7 @@ on Ctrl-C or after `--duration` seconds of sim time.
 from __future__ import annotations
 
 import argparse
+import math
 import struct
 import sys
 import time
@@ -67,6 +68,10 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from lotusim_core import launch_plan
 
+    if not (math.isfinite(args.duration) and args.duration >= 0):
+        raise ValueError(
+            f"--duration {args.duration}: expected a finite number of sim seconds >= 0 (0: the scenario's)"
+        )
     scenario, overrides = launch_plan.scenario_from_cli(args)
     hil_plan = None
     if getattr(args, "remap", ""):
@@ -122,10 +127,9 @@ def run_scenario(
     (lotusim_core.hil.HilPlan): its plan and remapping rules instead of the scenario's plan."""
     import rclpy
     from rclpy.action import ActionClient
-    from rclpy.parameter import Parameter
     from rclpy.serialization import deserialize_message
 
-    from lotusim_core import launch_plan
+    from lotusim_core import launch_plan, run_clock
     from lotusim_core.node_runner import STOP, install_stop_signals, make_executor
     from lotusim_core.process_launcher import ProcessLauncher
     from lotusim_core.trajectories import TrajectoryLog
@@ -137,6 +141,7 @@ def run_scenario(
     if record and Path(record).exists():
         raise ValueError(f"--record {record}: exists already (choose another path or delete it)")
     specs = launch_plan.node_specs(plan, headless, None if hil_plan is None else hil_plan.remappings)
+    specs = run_clock.held(specs, plan.dynamics_nodes[0])  # sim time held at 0 until released (run_clock)
     if hil_plan is not None:
         _print_remappings(hil_plan)
     print(
@@ -147,15 +152,18 @@ def run_scenario(
     install_stop_signals()
     context = rclpy.Context()
     rclpy.init(context=context)
-    node = rclpy.create_node(
-        "lotusim_run", context=context, parameter_overrides=[Parameter("use_sim_time", value=True)]
-    )
+    node = rclpy.create_node("lotusim_run", context=context)  # wall time: no /clock subscription (run_clock)
     executor = make_executor(context)
     executor.add_node(node)
     stats: dict[str, SimStats] = {}
     node.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.__setitem__(m.worker, m), 10)
     trajectories = TrajectoryLog(period_s=1.0)
     dyn = plan.node_parameters[plan.dynamics_nodes[0]]
+    workers = [plan.node_parameters[n]["worker"] for n in plan.dynamics_nodes]
+    clock = run_clock.RunClock(
+        node, lambda t: executor.spin_once(timeout_sec=t), plan.dynamics_nodes[0], workers, dyn["step_s"],
+        dyn["fleet_state_every"],
+    )  # fmt: skip
     keep_every = max(1, round(0.5 / (dyn["step_s"] * dyn["fleet_state_every"])))  # ~2 Hz of sim time per worker
     seen = [0]
 
@@ -165,6 +173,7 @@ def run_scenario(
         sec, nanosec = struct.unpack_from("<iI", raw, 4)  # CDR header, then header.stamp (sec, nanosec)
         sim_ns[0] = max(sim_ns[0], sec * 1_000_000_000 + nanosec)
         seen[0] += 1
+        clock.on_fleet_state(raw)
         if seen[0] % keep_every == 0:
             trajectories.add(deserialize_message(raw, FleetState))
 
@@ -202,37 +211,44 @@ def run_scenario(
             spin_until(client.server_is_ready, 60.0, "the MAS server did not come up")
             settle = time.monotonic() + 1.0  # let the server match our response readers (DDS discovery race)
             spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
-            workers = len(plan.dynamics_nodes)
-            spin_until(lambda: len(stats) >= workers, 60.0, "the dynamics workers did not report")
+            spin_until(lambda: len(stats) >= len(workers), 60.0, "the dynamics workers did not report")
+            clock.wait_ready(60.0, spin_until)
             result = _spawn(client, plan.spawn_items(), spin_once)
             summary["spawned"], summary["spawn_failed"] = result.succeeded, result.failed
             for r in result.results:
                 if not r.ok:
                     print(f"lotusim: vessel {r.name}: {r.reason}", flush=True)
-            lockstep = dyn["mode"] == "lockstep"
-            if lockstep:  # the vehicle stack (or a script) advances the simulation
-                print("lotusim: lockstep: waiting for /lotusim/step or /lotusim/step_for calls", flush=True)
-            first_s = float("inf") if lockstep else 30.0
-            spin_until(lambda: sim_ns[0] > 0 or not result.succeeded, first_s, "no fleet state received")
-            sim_start = sim_ns[0] * 1e-9
-            summary["sim_start_s"] = sim_start
+            summary["sim_start_s"] = 0.0  # held at 0 until now (run_clock)
             if record:
                 recorder = _start_recorder(node, executor, record, plan, lambda: sim_ns[0])
-            until = f"running for {duration_s:.0f} s of sim time" if duration_s else "Ctrl-C to stop"
+                spin_until(lambda: recorder.matched(node), 30.0, "the recorder did not match its publishers")
+                clock.recorder = recorder
+            until = f"running for {duration_s:g} s of sim time" if duration_s else "Ctrl-C to stop"
             print(f"lotusim: {result.succeeded} vessels spawned ({result.failed} failed); {until}", flush=True)
+            if dyn["mode"] == "lockstep":
+                print(run_clock.LOCKSTEP_NOTE, flush=True)
+            paced = record and dyn["mode"] == "fast"  # a recorded fast run: in chunks the recorder can take
+            with_vessels = {r.worker for r in result.results if r.ok}
+            clock.start(duration_s, run_clock.PACED_CHUNK_S if paced else None, with_vessels)
+            wall_run = time.monotonic()
             while not STOP.is_set():
-                alive()
-                executor.spin_once(timeout_sec=0.05)
+                check()
+                executor.spin_once(timeout_sec=0.02)
+                if clock.poll():
+                    break
                 if stats:
-                    sim_s = sim_ns[0] * 1e-9
-                    rtf = sum(s.real_time_factor for s in stats.values()) / len(stats)
+                    rtf = clock.sim_time_s / max(1e-9, time.monotonic() - wall_run)
                     vessels = sum(s.vessel_count for s in stats.values())
                     show(
-                        f"lotusim: sim {sim_s - sim_start:8.1f} s | RTF {rtf:7.2f} | {vessels} vessels | "
+                        f"lotusim: sim {clock.sim_time_s:8.2f} s | RTF {rtf:7.2f} | {vessels} vessels | "
                         f"{len(stats)} worker(s)"
                     )
-                    if duration_s and sim_s >= sim_start + duration_s:
-                        break
+            if recorder is not None:  # the last outputs (and the sensors derived from them) still on their way
+                give_up = time.monotonic() + run_clock.PACED_WAIT_S
+                while time.monotonic() < give_up and not (
+                    clock.caught_up() and time.monotonic() > recorder.last_message_wall + 0.3
+                ):
+                    spin_once(0.05)
             summary["ok"] = True
         except KeyboardInterrupt:
             summary["ok"] = True
@@ -246,7 +262,7 @@ def run_scenario(
             node.destroy_node()
             context.try_shutdown()
     wall_s = time.monotonic() - wall_start
-    sim_s = sim_ns[0] * 1e-9 - summary.get("sim_start_s", sim_ns[0] * 1e-9)
+    sim_s = clock.sim_time_s
     summary.update(
         vessels=sum(s.vessel_count for s in stats.values()), sim_time_s=round(sim_s, 3), wall_time_s=round(wall_s, 3)
     )
@@ -303,9 +319,19 @@ def _start_recorder(node, executor, path: str, plan, now_ns):
         topics = ["/lotusim/fleet_state", "/lotusim/stats"]
         if len(plan.vessels) <= 10:
             topics += [f"/{v.name}/odom" for v in plan.vessels]
-    found, missing = resolve_topic_types(node, executor, topics)
+    # sim time is held: wait for the sensor node to set up the vessels' sensors (60 s at most), then for the
+    # topics (created in the background) until none is new for 2 s: the others are published by no node
+    from lotusim_core.run_clock import sensors_set_up, vessels_with_sensors
+
+    per_vessel = {t.split("/")[1] for t in topics if t.count("/") >= 2 and not t.endswith("/odom")}  # not the worker's
+    sensing = vessels_with_sensors(plan) & per_vessel
+    deadline = time.monotonic() + 60.0
+    while sensing and not sensors_set_up(node, sensing) and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.1)
+    found, missing = resolve_topic_types(node, executor, topics, timeout_s=120.0, quiet_s=2.0)
     if missing:
         print(f"lotusim: not recorded (no publisher yet): {', '.join(missing)}", flush=True)
     dyn = plan.node_parameters[plan.dynamics_nodes[0]]
-    every = max(1, round(0.1 / (dyn["step_s"] * dyn["fleet_state_every"])))
-    return BagRecorder(node, path, found, every={"/lotusim/fleet_state": every}, now_ns=now_ns)
+    steps = dyn["fleet_state_every"] * max(1, round(0.1 / (dyn["step_s"] * dyn["fleet_state_every"])))
+    every_ns = {"/lotusim/fleet_state": steps * round(dyn["step_s"] * 1e9)}  # by sim time: the same in every run
+    return BagRecorder(node, path, found, every_ns=every_ns, now_ns=now_ns)

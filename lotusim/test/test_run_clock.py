@@ -13,7 +13,9 @@ pytest.importorskip("rclpy")
 from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
 from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 
+from lotusim_core.run_clock import fleet_state_head, until_iteration  # noqa: E402
 from lotusim_interfaces.msg import FleetState  # noqa: E402
 from simnodes import Sim, create_item, spin_until  # noqa: E402
 
@@ -71,3 +73,43 @@ def test_lockstep_steps_are_cut_at_run_until(ros_context):
         assert sim.step(0).iteration == 5  # a step of 0 is a query of the sim time
     finally:
         sim.close()
+
+
+def test_until_iteration_is_exact_in_integer_nanoseconds():
+    assert until_iteration(30.0, 20_000_000) == 1500
+    assert until_iteration(10.0, 30_000_000) == 334  # the first step at or after 10 s: 10.02 s
+    assert until_iteration(0.0, 20_000_000) is None  # no duration: no limit
+
+
+def test_fleet_state_head_reads_stamp_and_worker_from_cdr():
+    for frame in ("", "m", "map", "abcd", "abcde"):  # every alignment of the worker string
+        msg = FleetState(worker="worker_12", names=["a"])
+        msg.header.frame_id = frame
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 7, 20_000_000
+        assert fleet_state_head(serialize_message(msg)) == (7_020_000_000, "worker_12")
+
+
+def test_recorder_keeps_fleet_states_by_sim_time_and_ends_with_the_last(ros_context, tmp_path):
+    """Decimation by stamp (the same messages in every run, whatever was lost in between) and the newest state
+    written at close: a 10 s run at 0.03 s steps ends at 10.02 s, off the 0.09 s grid, and is recorded there."""
+    import rclpy
+    from rosbags.highlevel import AnyReader
+
+    from lotusim_core.recorder import BagRecorder, make_typestore, stamp_ns
+
+    node = rclpy.create_node("recorder_probe", context=ros_context)
+    try:
+        recorder = BagRecorder(
+            node, tmp_path / "rec", {"/lotusim/fleet_state": FleetState}, every_ns={"/lotusim/fleet_state": 90_000_000}
+        )
+        connection = next(iter(recorder._writer.connections))
+        for k in (*range(1, 301), *range(302, 335)):  # step 301 lost on the way
+            msg = FleetState(worker="worker_0", iteration=k)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(k * 30_000_000, 10**9)
+            recorder._write(connection, "/lotusim/fleet_state", serialize_message(msg))
+        recorder.close()
+    finally:
+        node.destroy_node()
+    with AnyReader([tmp_path / "rec"], default_typestore=make_typestore()) as reader:
+        stamps = [stamp_ns(raw) for _, _, raw in reader.messages()]
+    assert stamps == [k * 90_000_000 for k in range(1, 112)] + [10_020_000_000]
