@@ -328,7 +328,8 @@ def _start_recorder(node, executor, path: str, plan, now_ns):
     deadline = time.monotonic() + 60.0
     while sensing and not sensors_set_up(node, sensing) and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.1)
-    found, missing = resolve_topic_types(node, executor, topics, timeout_s=120.0, quiet_s=2.0)
+    sure = [t for t in topics if t.endswith("/odom") or t in ("/lotusim/fleet_state", "/lotusim/stats")]  # workers
+    found, missing = resolve_topic_types(node, executor, topics, timeout_s=120.0, quiet_s=2.0, required=sure)
     if missing:
         print(f"lotusim: not recorded (no publisher yet): {', '.join(missing)}", flush=True)
     dyn = plan.node_parameters[plan.dynamics_nodes[0]]

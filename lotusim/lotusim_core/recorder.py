@@ -156,18 +156,19 @@ def message_class(type_name: str) -> type:
 
 
 def resolve_topic_types(
-    node, executor, topics: list[str], timeout_s: float = 5.0, quiet_s: float | None = None
+    node, executor, topics: list[str], timeout_s: float = 5.0, quiet_s: float | None = None, required=()
 ) -> tuple[dict[str, type], list[str]]:
     """Wait for the topics to appear in the ROS graph; return {topic: class} and the missing ones. Waits up to
     timeout_s, or, with quiet_s, only until no new topic of the list has appeared for quiet_s (a topic that
-    no node publishes, such as a sensor one vessel lacks, then costs quiet_s, not the whole timeout)."""
+    no node publishes, such as a sensor one vessel lacks, then costs quiet_s, not the whole timeout); the quiet
+    time counts only once the `required` topics (sure to come) are all there."""
     start = time.monotonic()
     deadline, last_new, count = start + timeout_s, start, -1
     while True:
         known = dict(node.get_topic_names_and_types())
         found = {t: message_class(known[t][0]) for t in topics if t in known}
         now = time.monotonic()
-        if len(found) != count:
+        if len(found) != count or not all(t in found for t in required):
             count, last_new = len(found), now
         if len(found) == len(topics) or now > deadline or (quiet_s is not None and now > last_new + quiet_s):
             return found, [t for t in topics if t not in found]
