@@ -50,15 +50,20 @@ class Plan:
     reserved: set[str] = field(default_factory=set)
 
     def batches(self, size: int) -> Iterator[list[PlannedItem]]:
-        """Consecutive items of the same worker, at most `size` per batch, in goal order."""
-        batch: list[PlannedItem] = []
+        """Each worker's items in goal order, at most `size` per batch; the workers' batches taken in turn.
+
+        Grouped by worker, not by runs of consecutive items: the least-loaded choice alternates between workers,
+        and runs would make one request per item (99 requests for 99 vessels on 2 workers), more than a service's
+        queue holds (its answers then overwrite each other and are lost). An item only touches its own worker's
+        fleet, so each worker still carries its items out in goal order."""
+        per_worker: dict[str, list[PlannedItem]] = {}
         for planned in self.accepted:
-            if batch and (planned.worker != batch[0].worker or len(batch) >= size):
-                yield batch
-                batch = []
-            batch.append(planned)
-        if batch:
-            yield batch
+            per_worker.setdefault(planned.worker, []).append(planned)
+        chunks = [[items[k : k + size] for k in range(0, len(items), max(size, 1))] for items in per_worker.values()]
+        for turn in range(max((len(c) for c in chunks), default=0)):
+            for worker_chunks in chunks:
+                if turn < len(worker_chunks):
+                    yield worker_chunks[turn]
 
 
 def refuse(name: str, code: int, reason: str) -> ItemResult:

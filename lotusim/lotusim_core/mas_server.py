@@ -34,6 +34,11 @@ from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
 
+# Requests sent to one worker before the first of them is answered: a service's request and answer queues hold
+# 10 (rmw_qos_profile_services_default, KEEP_LAST), and the answers of a longer burst overwrite each other
+# before they are read (lost: each cost command_timeout_s).
+REQUESTS_IN_FLIGHT = 5
+
 
 class MasServer(Node):
     """ROS wiring of the fleet registry: the bulk command action, listings, checkpoints, worker discovery."""
@@ -156,8 +161,13 @@ class MasServer(Node):
             feedback.done, feedback.failed = done, sum(1 for r in results if r is not None and not r.ok)
             goal_handle.publish_feedback(feedback)
 
+        def must_wait(batch: list[PlannedItem]) -> bool:
+            items = sum(len(b) for b, _ in in_flight) + len(batch)
+            requests = sum(1 for b, _ in in_flight if b[0].worker == batch[0].worker)
+            return items > max(self.max_in_flight, 1) or requests >= REQUESTS_IN_FLIGHT
+
         for batch in plan.batches(self.batch_size):
-            while in_flight and sum(len(b) for b, _ in in_flight) + len(batch) > max(self.max_in_flight, 1):
+            while in_flight and must_wait(batch):
                 await finish_oldest()
             if goal_handle.is_cancel_requested:
                 break
