@@ -175,10 +175,13 @@ def run_scenario(
     wall_start = time.monotonic()
     with ProcessLauncher(specs, log_dir or None) as launcher:
 
-        def alive() -> None:
-            dead = launcher.dead()
-            if dead:
-                raise RuntimeError(f"node {dead[0]} exited:\n{launcher.log_tail(dead[0])}")
+        def alive() -> None:  # a node that died is restarted (process_launcher.supervise); NodeGaveUp ends the run
+            for restart in launcher.supervise():
+                print(
+                    f"\nlotusim: node {restart.name} died (exit code {restart.returncode}); restarted after "
+                    f"{restart.down_s:.1f} s (its log: {launcher.log_dir / restart.name}.log)",
+                    flush=True,
+                )
 
         def check() -> None:
             alive()
@@ -247,6 +250,7 @@ def run_scenario(
             context.try_shutdown()
     wall_s = time.monotonic() - wall_start
     sim_s = sim_ns[0] * 1e-9 - summary.get("sim_start_s", sim_ns[0] * 1e-9)
+    summary["restarts"] = len(launcher.restarts)
     summary.update(
         vessels=sum(s.vessel_count for s in stats.values()), sim_time_s=round(sim_s, 3), wall_time_s=round(wall_s, 3)
     )
