@@ -85,6 +85,7 @@ class FleetRegistry:
         self.origin = origin
         self.max_vessels = max_vessels
         self.workers: dict[str, int] = {}
+        self.down: set[str] = set()  # workers that stopped reporting (lotusim_core.failover): no creates go there
         self._entries: dict[str, RegistryEntry] = {}
         self._reserved: set[str] = set()
         self._models = set(list_models())
@@ -180,9 +181,13 @@ class FleetRegistry:
             return refuse(name, ItemResult.INVALID_OVERRIDES, f"overrides_yaml: {exc}")
         if vessel.worker and vessel.worker not in self.workers:
             return refuse(name, ItemResult.NO_WORKER, f"unknown worker {vessel.worker!r}")
-        if not self.workers:
-            return refuse(name, ItemResult.NO_WORKER, "no dynamics worker is running")
-        worker = vessel.worker or min(sorted(load), key=lambda w: load[w])
+        if vessel.worker in self.down:
+            return refuse(name, ItemResult.NO_WORKER, f"worker {vessel.worker!r} is down (not reporting)")
+        live = sorted(w for w in load if w not in self.down)
+        if not live:
+            down = f" ({', '.join(sorted(self.down))} down)" if self.down else ""
+            return refuse(name, ItemResult.NO_WORKER, f"no dynamics worker is running{down}")
+        worker = vessel.worker or min(live, key=lambda w: load[w])
         load[worker] = load.get(worker, 0) + 1
         alive[name] = worker
         self._reserved.add(name)
