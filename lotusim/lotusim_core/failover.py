@@ -65,16 +65,18 @@ class Failover:
 
     def _tick(self) -> None:
         now = time.monotonic()
-        for worker in self.health.check(now):
+        for worker in self.health.check(now, lambda w: self.mas._clients_of(w)["command"].service_is_ready()):
             count = sum(1 for e in self.mas.registry.entries() if e.worker == worker)
             self.log().error(
-                f"worker {worker}: no stats for {self.health.timeout_s:.0f} s, down; its {count} vessels are listed "
-                "as WORKER_DOWN and will be re-created when it is back; new vessels go to the other workers"
+                f"worker {worker}: no stats for {self.health.timeout_s:.0f} s and gone (or hung): down; its {count} "
+                "vessels are listed as WORKER_DOWN and will be re-created when it is back; new vessels go to the "
+                "other workers"
             )
         self.mas.registry.down = self.health.down()
         if now >= self._next_snapshot and not self._snapshotting:
             self._next_snapshot = now + self.snapshot_period_s
-            self.mas.executor.create_task(self._snapshot())
+            if self.mas.context.ok():
+                self.mas.executor.create_task(self._snapshot())
 
     async def _snapshot(self) -> None:
         """Read the live workers' vessel lists (in parallel) for their last known poses."""

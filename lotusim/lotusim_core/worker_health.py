@@ -11,8 +11,11 @@ re-creates the missing ones at their last known poses (`VesselSnapshot`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+
+HUNG_FACTOR = 4.0  # a worker silent for this many worker timeouts is down even if its node is still in the graph
 
 
 class Heard(Enum):
@@ -66,11 +69,20 @@ class WorkerHealth:
             return Heard.RESTARTED
         return Heard.BACK if was_down else Heard.ALIVE
 
-    def check(self, now: float) -> list[str]:
-        """The workers that have just gone down (silent for more than timeout_s)."""
+    def check(self, now: float, in_graph: Callable[[str], bool] = lambda _w: False) -> list[str]:
+        """The workers that have just gone down: silent for more than timeout_s and gone from the ROS graph
+        (`in_graph`: its service is still matched), or silent for HUNG_FACTOR * timeout_s (a hung process). A
+        worker busy for a few seconds (loading its compiled physics, a large spawn) keeps its node and is not
+        down; a killed one leaves the graph when DDS notices (at once for a clean exit, at the participant's
+        lease expiry for kill -9)."""
         gone = []
         for name, state in self._workers.items():
-            if state.down_since is None and now - state.last_heard > self.timeout_s:
+            silent = now - state.last_heard
+            if (
+                state.down_since is None
+                and silent > self.timeout_s
+                and (silent > HUNG_FACTOR * self.timeout_s or not in_graph(name))
+            ):
                 state.down_since = now
                 gone.append(name)
         return gone

@@ -54,3 +54,67 @@ def test_a_large_goal_is_answered_at_once(ros_context, workers, mas_params):
             assert [len(w.fleet.names) for w in sim.workers] == [50, 49]
     finally:
         sim.close()
+
+
+def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_domain_env):
+    """`lotusim run mixed_fleet_brest --workers 2 --rtf 10` (issue: 2 of 99 vessels spawned, sim time stuck at
+    0 s): all 99 vessels are spawned, both workers advance, and the follower is on the master's clock: its fleet
+    states carry the master's stamps, each reached less than 3 s of wall time after the master (the follower
+    runs behind when the host cannot hold RTF 10, but does not drift away)."""
+    import os
+    import signal
+    import struct
+    import subprocess
+    import sys
+
+    from test_faults_cli import Probe, _wait
+
+    from lotusim_interfaces.msg import FleetState
+
+    out = tmp_path / "run.out"
+    command = [sys.executable, "-m", "lotusim_core.cli", "run", "mixed_fleet_brest", "--workers", "2"]
+    command += ["--rtf", "10", "--duration", "20", "--headless", "--log-dir", str(tmp_path / "logs")]
+    with open(out, "w") as sink:
+        run = subprocess.Popen(
+            command,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=own_domain_env,
+        )
+    probe = Probe(int(own_domain_env["ROS_DOMAIN_ID"]))
+    latest = {"worker_0": 0, "worker_1": 0}
+    master_at: dict[int, float] = {}  # the master's stamps (ns) -> when they arrived (monotonic s)
+    lags: list[float] = []  # per follower fleet state: wall time since the master's state of the same stamp
+
+    def on_state(raw: bytes) -> None:
+        sec, nanosec, frame_len = struct.unpack_from("<iII", raw, 4)
+        offset = 16 + frame_len
+        offset += -offset % 4
+        worker_len = struct.unpack_from("<I", raw, offset)[0]
+        worker = raw[offset + 4 : offset + 3 + worker_len].decode()
+        stamp = latest[worker] = sec * 1_000_000_000 + nanosec
+        if worker == "worker_0":
+            master_at[stamp] = time.monotonic()
+        elif stamp in master_at:
+            lags.append(time.monotonic() - master_at[stamp])
+        else:
+            lags.append(float("inf"))  # not a stamp of the master's clock
+
+    probe.node.create_subscription(FleetState, "/lotusim/fleet_state", on_state, 100, raw=True)
+    try:
+        _wait("the spawn", lambda: "vessels spawned" in out.read_text(), probe, run, 240.0)
+        assert "99 vessels spawned (0 failed)" in out.read_text()
+        start = dict(latest)
+        probe.spin(5.0)
+        assert all(latest[w] - start[w] > 1_000_000_000 for w in latest), (start, latest)  # both advance
+        assert len(lags) > 20 and sorted(lags)[len(lags) // 2] < 3.0, lags[-20:]
+        assert run.wait(timeout=240) == 0, out.read_text()[-2000:]
+        text = out.read_text()
+        assert "mixed_fleet_brest: 99 vessels, 20." in text or "mixed_fleet_brest: 99 vessels, 2" in text, text
+    finally:
+        probe.close()
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGINT)
+            run.wait(timeout=60)
