@@ -97,7 +97,11 @@ class ProcessLauncher:
                 f"node executable {spec.executable!r} not found (is lotusim installed? "
                 "run `make bootstrap` and source env.sh)"
             )
-        log = open(self.log_dir / f"{spec.name}.log", log_mode)  # noqa: SIM115 - closed in stop()
+        path = self.log_dir / f"{spec.name}.log"
+        if log_mode == "w":
+            path.write_text("")
+        # append mode (O_APPEND, inherited by the node): our notes and the node's output never overwrite each other
+        log = open(path, "a")  # noqa: SIM115 - closed in stop()
         self.processes[spec.name] = subprocess.Popen(
             [executable, *ros_arguments(spec, self._params[spec.name])],
             stdout=log,
