@@ -72,7 +72,7 @@ class Failover:
                 "vessels are listed as WORKER_DOWN and will be re-created when it is back; new vessels go to the "
                 "other workers"
             )
-        self.mas.registry.down = self.health.down()
+        self.mas.registry.down, self.mas.registry.quiet = self.health.down(), self.health.quiet(now)
         if now >= self._next_snapshot and not self._snapshotting:
             self._next_snapshot = now + self.snapshot_period_s
             if self.mas.context.ok():

@@ -86,6 +86,7 @@ class FleetRegistry:
         self.max_vessels = max_vessels
         self.workers: dict[str, int] = {}
         self.down: set[str] = set()  # workers that stopped reporting (lotusim_core.failover): no creates go there
+        self.quiet: set[str] = set()  # workers silent for a while, not yet down: creates go elsewhere if possible
         self._entries: dict[str, RegistryEntry] = {}
         self._reserved: set[str] = set()
         self._models = set(list_models())
@@ -187,7 +188,7 @@ class FleetRegistry:
         if not live:
             down = f" ({', '.join(sorted(self.down))} down)" if self.down else ""
             return refuse(name, ItemResult.NO_WORKER, f"no dynamics worker is running{down}")
-        worker = vessel.worker or min(live, key=lambda w: load[w])
+        worker = vessel.worker or min([w for w in live if w not in self.quiet] or live, key=lambda w: load[w])
         load[worker] = load.get(worker, 0) + 1
         alive[name] = worker
         self._reserved.add(name)

@@ -87,6 +87,10 @@ class WorkerHealth:
                 gone.append(name)
         return gone
 
+    def quiet(self, now: float) -> set[str]:
+        """Workers silent for more than timeout_s that are not (yet) down: maybe killed, maybe busy."""
+        return {n for n, s in self._workers.items() if s.down_since is None and now - s.last_heard > self.timeout_s}
+
     def is_down(self, worker: str) -> bool:
         state = self._workers.get(worker)
         return state is not None and state.down_since is not None
