@@ -44,7 +44,7 @@ KINDS = [
     "current_server",
     "depth_heading_autopilot_remus_1",
 ]
-RECOVERY_LIMIT_S = 60.0
+RECOVERY_LIMIT_S = 90.0  # per node kind, from the kill to a complete listing and both workers advancing
 
 
 def _node_pid(parent: int, node: str) -> int | None:
@@ -144,6 +144,7 @@ def _wait(what: str, predicate, probe: Probe, run: subprocess.Popen, limit_s: fl
     return time.monotonic() - start
 
 
+@pytest.mark.timeout(240 + len(KINDS) * RECOVERY_LIMIT_S)
 def test_kill_9_of_each_node_kind_loses_no_vessel(tmp_path, own_domain_env):
     scenario = tmp_path / "fault_check.yaml"
     scenario.write_text(SCENARIO)
@@ -173,14 +174,20 @@ def test_kill_9_of_each_node_kind_loses_no_vessel(tmp_path, own_domain_env):
             sim_before = {w: s.sim_time_s for w, s in probe.stats.items()}
             killed = time.monotonic()
             os.kill(pid, signal.SIGKILL)
-            _wait(f"{node} restarted", lambda n=node, p=pid: _node_pid(run.pid, n) not in (None, p), probe, run)
-            _wait(f"no vessel lost after {node}", lambda: probe.listing() == before, probe, run)
+
+            def left(since: float = killed) -> float:
+                return max(1.0, RECOVERY_LIMIT_S - (time.monotonic() - since))
+
+            restarted = lambda n=node, p=pid: _node_pid(run.pid, n) not in (None, p)  # noqa: E731
+            _wait(f"{node} restarted", restarted, probe, run, left())
+            _wait(f"no vessel lost after {node}", lambda: probe.listing() == before, probe, run, left())
             probe.stats.clear()
             _wait(
                 "stats of both workers with all vessels",
                 lambda: len(probe.stats) == 2 and sum(s.vessel_count for s in probe.stats.values()) == 4,
                 probe,
                 run,
+                left(),
             )
             recovery[node] = time.monotonic() - killed
             # sim time goes on from where it was (a restarted clock master takes it up from the follower)
@@ -189,7 +196,7 @@ def test_kill_9_of_each_node_kind_loses_no_vessel(tmp_path, own_domain_env):
                 lambda sb=sim_before: all(probe.stats[w].sim_time_s > sb.get(w, 0.0) for w in probe.stats),
                 probe,
                 run,
-                20.0,
+                left(),
             )
         print("recovery after kill -9 (s):", {n: round(t, 1) for n, t in recovery.items()})
         assert run.poll() is None
