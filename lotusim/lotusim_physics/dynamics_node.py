@@ -79,6 +79,7 @@ ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
 # timer already due (or sleeps instead) let the timer win over the queued events, and a spawn of 1,000
 # vessels took 6-14 s instead of 0.5 s.
 FAST_PERIOD_S = 0.02
+TAKE_UP_WINDOW_S = 60.0  # a restarted clock master takes up the sim time others saw within this wall time
 FAST_GAP_S = 0.0005
 # A batch ends before the next tick is due by less than one step (plus the gap): with large fleets (ms per step)
 # the tick period grows to this many steps, so that idle end stays a few percent of the time.
@@ -292,9 +293,11 @@ class DynamicsWorker(Node):
         self._take_up_time(msg.clock.sec * 1_000_000_000 + msg.clock.nanosec, "the MAS server")
 
     def _take_up_time(self, t_ns: int, source: str) -> None:
-        """Jump to sim time t_ns if it is more than 1 s ahead (a restarted master; the gap is not integrated)."""
+        """Jump to sim time t_ns if it is more than 1 s ahead, in the first TAKE_UP_WINDOW_S of wall time of this
+        process (a restarted master; the gap is not integrated; later, a checkpoint restore may set the clock
+        back while a follower's older stats are on their way, and must not be undone)."""
         ahead_ns = t_ns - self.sim_time_ns
-        if ahead_ns > 1_000_000_000:
+        if ahead_ns > 1_000_000_000 and time.monotonic() - self._wall_start < TAKE_UP_WINDOW_S:
             self.iteration += ahead_ns // self.step_ns
             self.get_logger().warning(f"sim time taken up from {source}: {self.sim_time_ns * 1e-9:.3f} s")
 
