@@ -32,6 +32,10 @@ from lotusim_interfaces.srv import ListVessels, WorkerCommand
 RECOVERY_ROUNDS = 3  # list the worker, send the missing vessels, again while some are missing
 
 
+def _delete_item(name: str) -> FleetCommandItem:
+    return FleetCommandItem(command=FleetCommandItem.DELETE, vessel=VesselDescription(name=name))
+
+
 class Failover:
     """Worker health for one MasServer (`mas`): called from its stats callback, listings and commands."""
 
@@ -161,13 +165,9 @@ class Failover:
         mas, started = self.mas, time.monotonic()
         deleted = self.health.take_deleted_while_down(worker)
         expected = {e.name for e in mas.registry.entries() if e.worker == worker}
-        unknown = sorted(n for n in expected if n not in self.health.snapshots)
-        for name in unknown:
-            self.health.lost[name] = f"not restored after worker {worker} restarted: its pose was never known"
-        wanted = expected - set(unknown)
-        present: set[str] = set()
+        present: set[str] | None = None
         await self._matched(mas._clients_of(worker)["list"])
-        for _ in range(RECOVERY_ROUNDS):
+        for attempt in range(RECOVERY_ROUNDS + 1):
             # a new server's first answers are the likeliest to be lost: asked again after 1 s
             reply = await mas._ask_worker(worker, "list", ListVessels.Request(), 1.0, 5)
             if reply is None:
@@ -176,23 +176,25 @@ class Failover:
             for info in reply.vessels:  # vessels it has that the registry lacks (this server restarted) are adopted
                 if info.name not in deleted:
                     mas.registry.adopt(info.name, info.model, info.domain, worker)
-            items = [self._create_item(n) for n in sorted(wanted - present)]
-            items += [
-                FleetCommandItem(command=FleetCommandItem.DELETE, vessel=VesselDescription(name=n))
-                for n in sorted(deleted & present)
-            ]
-            if not items:
+            items = [self._create_item(n) for n in sorted(expected - present) if n in self.health.snapshots]
+            items += [_delete_item(n) for n in sorted(deleted & present)]
+            if not items or attempt == RECOVERY_ROUNDS:
                 break
             await self._send(worker, items)
-        missing = sorted(wanted - present)
+        if present is None:
+            self.log().error(f"worker {worker} did not list its vessels: {len(expected)} vessels not restored")
+            present = set()
+        for name in expected & present:
+            self.health.lost.pop(name, None)
+        missing = sorted(expected - present)
         for name in missing:
-            self.health.lost.setdefault(name, f"not restored after worker {worker} restarted: it did not take it")
-        restored = len(wanted) - len(missing)
-        ages = [started - self.health.snapshots[n].known_at for n in wanted - set(missing)]
+            why = "it did not take it" if name in self.health.snapshots else "its pose was never known"
+            self.health.lost.setdefault(name, f"not restored after worker {worker} restarted: {why}")
+        ages = [started - self.health.snapshots[n].known_at for n in expected & present if n in self.health.snapshots]
         self.log().warning(
-            f"worker {worker}: {restored} of {len(expected)} vessels restored at their last known poses "
-            f"(up to {max(ages, default=0.0):.1f} s old) in {time.monotonic() - started:.1f} s"
-            + (f"; NOT restored: {', '.join(unknown + missing)}" if unknown or missing else "")
+            f"worker {worker}: {len(expected) - len(missing)} of {len(expected)} vessels there or restored at their "
+            f"last known poses (up to {max(ages, default=0.0):.1f} s old) in {time.monotonic() - started:.1f} s"
+            + (f"; NOT restored: {', '.join(missing)}" if missing else "")
         )
 
     def _create_item(self, name: str) -> FleetCommandItem:
