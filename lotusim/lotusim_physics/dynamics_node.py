@@ -79,11 +79,11 @@ ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
 # timer already due (or sleeps instead) let the timer win over the queued events, and a spawn of 1,000
 # vessels took 6-14 s instead of 0.5 s.
 FAST_PERIOD_S = 0.02
-TAKE_UP_WINDOW_S = 60.0  # a restarted clock master takes up the sim time others saw within this wall time
 FAST_GAP_S = 0.0005
 # A batch ends before the next tick is due by less than one step (plus the gap): with large fleets (ms per step)
 # the tick period grows to this many steps, so that idle end stays a few percent of the time.
 FAST_STEPS_PER_TICK = 20
+TAKE_UP_WINDOW_S = 60.0  # a restarted clock master takes up the sim time others saw within this wall time
 FAST_ENDPOINT_SHARE = 0.5  # of a fast-mode tick, at most, for creating new vessels' topics
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 
