@@ -74,7 +74,7 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
 
     out = tmp_path / "run.out"
     command = [sys.executable, "-m", "lotusim_core.cli", "run", "mixed_fleet_brest", "--workers", "2"]
-    command += ["--rtf", "10", "--duration", "20", "--headless", "--log-dir", str(tmp_path / "logs")]
+    command += ["--rtf", "10", "--duration", "60", "--headless", "--log-dir", str(tmp_path / "logs")]
     with open(out, "w") as sink:
         run = subprocess.Popen(
             command,
@@ -108,12 +108,12 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
         _wait("the spawn", lambda: "vessels spawned" in out.read_text(), probe, run, 240.0)
         assert "99 vessels spawned (0 failed)" in out.read_text()
         start = dict(latest)
-        probe.spin(5.0)
-        assert all(latest[w] - start[w] > 1_000_000_000 for w in latest), (start, latest)  # both advance
+        # both advance (waited for: on a loaded host the probe may match a worker's writer seconds late)
+        _wait("both workers advancing", lambda: all(latest[w] - start[w] > 1e9 for w in latest), probe, run, 60.0)
         assert len(lags) > 20 and sorted(lags)[len(lags) // 2] < 3.0, lags[-20:]
         assert run.wait(timeout=240) == 0, out.read_text()[-2000:]
         text = out.read_text()
-        assert "mixed_fleet_brest: 99 vessels, 20." in text or "mixed_fleet_brest: 99 vessels, 2" in text, text
+        assert "mixed_fleet_brest: 99 vessels, 60." in text, text[-2000:]
     finally:
         probe.close()
         if run.poll() is None:
