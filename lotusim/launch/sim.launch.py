@@ -13,6 +13,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from lotusim_core import launch_plan
+from lotusim_core.process_launcher import MAX_RESTARTS, RESPAWN_DELAY_S
 
 ARGUMENTS = {
     "scenario": ("mixed_fleet_brest", "scenario name (config/scenarios/<name>.yaml) or path to a YAML file"),
@@ -25,6 +26,9 @@ ARGUMENTS = {
 
 
 def to_action(spec):
+    """A lotusim node is started again when it dies, as `lotusim run` does (process_launcher): after
+    RESPAWN_DELAY_S, at most MAX_RESTARTS times (launch counts them over the whole run)."""
+    respawn = spec.package == launch_plan.PACKAGE
     return Node(
         package=spec.package,
         executable=spec.executable,
@@ -33,6 +37,9 @@ def to_action(spec):
         remappings=list(spec.remappings),
         arguments=list(spec.arguments),
         output="screen",
+        respawn=respawn,
+        respawn_delay=RESPAWN_DELAY_S if respawn else None,
+        respawn_max_retries=MAX_RESTARTS if respawn else -1,
     )
 
 

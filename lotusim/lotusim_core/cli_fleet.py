@@ -196,6 +196,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
         client.close()
 
 
+STATUS_NAMES = {0: "ok", 1: "frozen", 2: "worker_down", 3: "lost"}  # VesselInfo.STATUS_*
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from lotusim_interfaces.srv import ListModels, ListVessels
 
@@ -211,7 +214,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for v in reply.vessels:
             p, o = v.pose.position, v.pose.orientation
             yaw = math.degrees(math.atan2(2 * (o.w * o.z + o.x * o.y), 1 - 2 * (o.y**2 + o.z**2)))
-            status = "frozen" if v.status else "ok"
+            status = STATUS_NAMES.get(v.status, str(v.status)) + (f" ({v.status_reason})" if v.status_reason else "")
             print(
                 f"{v.name:<24} {v.model:<16} {v.worker:<10} {p.x:>10.2f} {p.y:>10.2f} {p.z:>8.2f} {yaw:>7.1f}  {status}"
             )

@@ -184,10 +184,15 @@ def run_scenario(
     wall_start = time.monotonic()
     with ProcessLauncher(specs, log_dir or None) as launcher:
 
-        def alive() -> None:
-            dead = launcher.dead()
-            if dead:
-                raise RuntimeError(f"node {dead[0]} exited:\n{launcher.log_tail(dead[0])}")
+        def alive() -> None:  # a node that died is restarted (process_launcher.supervise); NodeGaveUp ends the run
+            for restart in launcher.supervise():
+                if restart.name == plan.dynamics_nodes[0]:
+                    clock.master_restarted()
+                print(
+                    f"\nlotusim: node {restart.name} died (exit code {restart.returncode}); restarted after "
+                    f"{restart.down_s:.1f} s (its log: {launcher.log_dir / restart.name}.log)",
+                    flush=True,
+                )
 
         def check() -> None:
             alive()
@@ -263,6 +268,7 @@ def run_scenario(
             context.try_shutdown()
     wall_s = time.monotonic() - wall_start
     sim_s = clock.sim_time_s
+    summary["restarts"] = len(launcher.restarts)
     summary.update(
         vessels=sum(s.vessel_count for s in stats.values()), sim_time_s=round(sim_s, 3), wall_time_s=round(wall_s, 3)
     )

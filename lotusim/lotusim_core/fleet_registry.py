@@ -50,15 +50,20 @@ class Plan:
     reserved: set[str] = field(default_factory=set)
 
     def batches(self, size: int) -> Iterator[list[PlannedItem]]:
-        """Consecutive items of the same worker, at most `size` per batch, in goal order."""
-        batch: list[PlannedItem] = []
+        """Each worker's items in goal order, at most `size` per batch; the workers' batches taken in turn.
+
+        Grouped by worker, not by runs of consecutive items: the least-loaded choice alternates between workers,
+        and runs would make one request per item (99 requests for 99 vessels on 2 workers), more than a service's
+        queue holds (its answers then overwrite each other and are lost). An item only touches its own worker's
+        fleet, so each worker still carries its items out in goal order."""
+        per_worker: dict[str, list[PlannedItem]] = {}
         for planned in self.accepted:
-            if batch and (planned.worker != batch[0].worker or len(batch) >= size):
-                yield batch
-                batch = []
-            batch.append(planned)
-        if batch:
-            yield batch
+            per_worker.setdefault(planned.worker, []).append(planned)
+        chunks = [[items[k : k + size] for k in range(0, len(items), max(size, 1))] for items in per_worker.values()]
+        for turn in range(max((len(c) for c in chunks), default=0)):
+            for worker_chunks in chunks:
+                if turn < len(worker_chunks):
+                    yield worker_chunks[turn]
 
 
 def refuse(name: str, code: int, reason: str) -> ItemResult:
@@ -80,6 +85,8 @@ class FleetRegistry:
         self.origin = origin
         self.max_vessels = max_vessels
         self.workers: dict[str, int] = {}
+        self.down: set[str] = set()  # workers that stopped reporting (lotusim_core.failover): no creates go there
+        self.quiet: set[str] = set()  # workers silent for a while, not yet down: creates go elsewhere if possible
         self._entries: dict[str, RegistryEntry] = {}
         self._reserved: set[str] = set()
         self._models = set(list_models())
@@ -175,9 +182,13 @@ class FleetRegistry:
             return refuse(name, ItemResult.INVALID_OVERRIDES, f"overrides_yaml: {exc}")
         if vessel.worker and vessel.worker not in self.workers:
             return refuse(name, ItemResult.NO_WORKER, f"unknown worker {vessel.worker!r}")
-        if not self.workers:
-            return refuse(name, ItemResult.NO_WORKER, "no dynamics worker is running")
-        worker = vessel.worker or min(sorted(load), key=lambda w: load[w])
+        if vessel.worker in self.down:
+            return refuse(name, ItemResult.NO_WORKER, f"worker {vessel.worker!r} is down (not reporting)")
+        live = sorted(w for w in load if w not in self.down)
+        if not live:
+            down = f" ({', '.join(sorted(self.down))} down)" if self.down else ""
+            return refuse(name, ItemResult.NO_WORKER, f"no dynamics worker is running{down}")
+        worker = vessel.worker or min([w for w in live if w not in self.quiet] or live, key=lambda w: load[w])
         load[worker] = load.get(worker, 0) + 1
         alive[name] = worker
         self._reserved.add(name)

@@ -27,12 +27,18 @@ from rclpy.task import Future
 
 from lotusim_core import checkpoint_coordinator
 from lotusim_core.catalogue import describe_models
+from lotusim_core.failover import Failover
 from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_core.geodesy import GeodeticOrigin
 from lotusim_core.node_runner import run_node_main
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
+
+# Requests sent to one worker before the first of them is answered: a service's request and answer queues hold
+# 10 (rmw_qos_profile_services_default, KEEP_LAST), and the answers of a longer burst overwrite each other
+# before they are read (lost: each cost command_timeout_s).
+REQUESTS_IN_FLIGHT = 5
 
 
 class MasServer(Node):
@@ -74,6 +80,7 @@ class MasServer(Node):
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
             callback_group=self._group,
         )
+        self.failover = Failover(self)  # dead workers: status in listings, no creates, vessels restored
 
     # --- workers --------------------------------------------------------------------------------------------
     def _clients_of(self, worker: str) -> dict:
@@ -87,6 +94,8 @@ class MasServer(Node):
         return self._worker_clients[worker]
 
     def _on_stats(self, msg: SimStats) -> None:
+        if msg.worker:
+            self.failover.on_stats(msg.worker, msg.wall_time_s, msg.vessel_count, msg.sim_time_s)
         if msg.worker and msg.worker not in self.registry.workers:
             self.registry.add_worker(msg.worker)
             for waiter in self._worker_waiters:
@@ -156,8 +165,13 @@ class MasServer(Node):
             feedback.done, feedback.failed = done, sum(1 for r in results if r is not None and not r.ok)
             goal_handle.publish_feedback(feedback)
 
+        def must_wait(batch: list[PlannedItem]) -> bool:
+            items = sum(len(b) for b, _ in in_flight) + len(batch)
+            requests = sum(1 for b, _ in in_flight if b[0].worker == batch[0].worker)
+            return items > max(self.max_in_flight, 1) or requests >= REQUESTS_IN_FLIGHT
+
         for batch in plan.batches(self.batch_size):
-            while in_flight and sum(len(b) for b, _ in in_flight) + len(batch) > max(self.max_in_flight, 1):
+            while in_flight and must_wait(batch):
                 await finish_oldest()
             if goal_handle.is_cancel_requested:
                 break
@@ -185,6 +199,8 @@ class MasServer(Node):
         """Send one batch (items of one worker, in order) without waiting: the reply's future, or None if the
         worker's command service is not there."""
         worker = batch[0].worker
+        if self.failover.health.is_down(worker):
+            return None
         client = self._clients_of(worker)["command"]
         # Only the first command to a worker checks that its service is matched: rclpy's wait_for_service
         # blocks this (single) executor thread in 0.25 s sleeps, and while a worker creates thousands of topics
@@ -198,6 +214,8 @@ class MasServer(Node):
         """Wait for a batch's reply (at most command_timeout_s) and record the worker's answers in the registry;
         a worker that does not answer gets the batch's items refused (NO_WORKER)."""
         worker = batch[0].worker
+        if future is None and self.failover.settle_if_down(batch, results):
+            return
         reply = None if future is None else (await self._ask_all({worker: future}, self.command_timeout_s))[worker]
         if reply is None:
             self._answering.discard(worker)
@@ -207,7 +225,11 @@ class MasServer(Node):
         for planned, result in zip(batch, reply.results, strict=True):
             results[planned.index] = result
             if result.ok:
-                self.registry.commit(planned)
+                self._commit(planned)
+
+    def _commit(self, planned: PlannedItem) -> None:
+        self.registry.commit(planned)
+        self.failover.committed(planned)
 
     async def _settle_unanswered(self, batch: list[PlannedItem], results: list) -> None:
         """A batch its worker did not answer: the worker may have carried it out and its answer been lost (a
@@ -224,7 +246,7 @@ class MasServer(Node):
                 or (command == FleetCommandItem.DELETE and name not in present)
             )
             if done:
-                self.registry.commit(planned)
+                self._commit(planned)
                 results[planned.index] = ItemResult(
                     name=name, ok=True, code=ItemResult.OK, worker="" if command == FleetCommandItem.DELETE else worker
                 )
@@ -240,6 +262,7 @@ class MasServer(Node):
         the workers are asked in parallel, and one that does not answer within list_timeout_s leaves its
         vessels listed with a status_reason saying so."""
         workers = sorted(w for w in self.registry.workers if not request.worker or w == request.worker)
+        workers = [w for w in workers if not self.failover.health.is_down(w)]
         replies = await self._ask_all(
             {w: self._clients_of(w)["list"].call_async(ListVessels.Request()) for w in workers}, self.list_timeout_s
         )
@@ -248,7 +271,9 @@ class MasServer(Node):
             if request.worker and entry.worker != request.worker:
                 continue
             info = VesselInfo(name=entry.name, model=entry.model, domain=entry.domain, worker=entry.worker)
-            if entry.name in reported:
+            if self.failover.listed(info):
+                pass
+            elif entry.name in reported:
                 info.pose, info.status = reported[entry.name].pose, reported[entry.name].status
                 info.status_reason = reported[entry.name].status_reason
                 info.overrides_yaml = reported[entry.name].overrides_yaml

@@ -4,6 +4,10 @@ Each lotusim_core.launch_plan.NodeSpec (the same list sim.launch.py turns into l
 process of its console script with `--ros-args -r __node:=<name> --params-file <file> -r from:=to ...`; the
 parameters go through a YAML parameters file, as `ros2 launch` does, so YAML-valued strings survive intact.
 Stopping sends SIGINT to every process group and waits (SIGKILL after a timeout).
+
+Supervision (as launch's `respawn=True` with `respawn_delay`): `supervise()`, called in the caller's loop,
+starts again a node that died, `RESPAWN_DELAY_S` after its death, appending to its log; a node that died
+`MAX_RESTARTS` times within `RESTART_WINDOW_S` is given up (`supervise()` raises NodeGaveUp).
 """
 
 from __future__ import annotations
@@ -16,11 +20,35 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from lotusim_core.launch_plan import NodeSpec
+
+RESPAWN_DELAY_S = 1.0  # wall time between a node's death and its restart (launch's respawn_delay)
+MAX_RESTARTS = 5  # restarts of one node within RESTART_WINDOW_S before the run is given up
+RESTART_WINDOW_S = 60.0
+
+
+class NodeGaveUp(RuntimeError):
+    """A node died more than MAX_RESTARTS times within RESTART_WINDOW_S."""
+
+
+@dataclass
+class Restart:
+    """One restart of a node: its name, the exit code it died with, the wall time (s) it was down."""
+
+    name: str
+    returncode: int
+    down_s: float
+
+
+@dataclass
+class _Supervised:
+    died_at: float | None = None  # monotonic s, while waiting for the respawn delay
+    restarts: list[float] = field(default_factory=list)  # monotonic s of the restarts in the window
 
 
 def ros_arguments(spec: NodeSpec, params_file: Path) -> list[str]:
@@ -45,6 +73,9 @@ class ProcessLauncher:
         self.log_dir = Path(log_dir) if log_dir else Path(self._tmp.name)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.processes: dict[str, subprocess.Popen] = {}
+        self.restarts: list[Restart] = []  # every restart so far, in order
+        self._supervised: dict[str, _Supervised] = {}
+        self._params: dict[str, Path] = {}
 
     def __enter__(self) -> ProcessLauncher:
         self.start()
@@ -55,27 +86,63 @@ class ProcessLauncher:
 
     def start(self) -> None:
         for spec in self.specs:
-            executable = shutil.which(spec.executable) or str(Path(sys.executable).parent / spec.executable)
-            if not Path(executable).exists():
-                raise FileNotFoundError(
-                    f"node executable {spec.executable!r} not found (is lotusim installed? "
-                    "run `make bootstrap` and source env.sh)"
-                )
-            params = write_params_file(spec, Path(self._tmp.name))
-            log = open(self.log_dir / f"{spec.name}.log", "w")  # noqa: SIM115 - closed in stop()
-            self.processes[spec.name] = subprocess.Popen(
-                [executable, *ros_arguments(spec, params)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                env=os.environ.copy(),
+            self._params[spec.name] = write_params_file(spec, Path(self._tmp.name))
+            self._start_one(spec, "w")
+            self._supervised[spec.name] = _Supervised()
+
+    def _start_one(self, spec: NodeSpec, log_mode: str) -> None:
+        executable = shutil.which(spec.executable) or str(Path(sys.executable).parent / spec.executable)
+        if not Path(executable).exists():
+            raise FileNotFoundError(
+                f"node executable {spec.executable!r} not found (is lotusim installed? "
+                "run `make bootstrap` and source env.sh)"
             )
-            self.processes[spec.name].log = log
+        path = self.log_dir / f"{spec.name}.log"
+        if log_mode == "w":
+            path.write_text("")
+        # append mode (O_APPEND, inherited by the node): our notes and the node's output never overwrite each other
+        log = open(path, "a")  # noqa: SIM115 - closed in stop()
+        self.processes[spec.name] = subprocess.Popen(
+            [executable, *ros_arguments(spec, self._params[spec.name])],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=os.environ.copy(),
+        )
+        self.processes[spec.name].log = log
 
     def dead(self) -> list[str]:
         """Names of the processes that have exited."""
         return [name for name, p in self.processes.items() if p.poll() is not None]
+
+    def supervise(self, now: float | None = None) -> list[Restart]:
+        """Restart the nodes that died (each RESPAWN_DELAY_S after its death); returns the restarts done now.
+        Raises NodeGaveUp for a node that died more than MAX_RESTARTS times within RESTART_WINDOW_S."""
+        now = time.monotonic() if now is None else now
+        done = []
+        for spec in self.specs:
+            proc, state = self.processes[spec.name], self._supervised[spec.name]
+            if proc.poll() is None:
+                continue
+            if state.died_at is None:
+                state.died_at = now
+                state.restarts = [t for t in state.restarts if now - t < RESTART_WINDOW_S]
+                if len(state.restarts) >= MAX_RESTARTS:
+                    raise NodeGaveUp(
+                        f"node {spec.name} died {len(state.restarts) + 1} times within {RESTART_WINDOW_S:.0f} s "
+                        f"(exit code {proc.returncode}); not restarted:\n{self.log_tail(spec.name)}"
+                    )
+            if now - state.died_at < RESPAWN_DELAY_S:
+                continue
+            proc.log.write(f"\n[lotusim run] {spec.name} exited with code {proc.returncode}; restarted\n")
+            proc.log.close()
+            self._start_one(spec, "a")
+            done.append(Restart(spec.name, proc.returncode, now - state.died_at))
+            state.restarts.append(now)
+            state.died_at = None
+        self.restarts += done
+        return done
 
     def log_tail(self, name: str, lines: int = 15) -> str:
         path = self.log_dir / f"{name}.log"

@@ -101,6 +101,8 @@ class RunClock:
         self._next_query = 0.0
         self.recorder = None  # the BagRecorder of a paced run (set by lotusim run)
         self._complete_since: float | None = None
+        self._started = False
+        self._rerelease = False  # the master was restarted (held at 0 again by its spec): release it again
 
     # --- inputs -------------------------------------------------------------------------------------------
     def on_fleet_state(self, raw: bytes) -> None:
@@ -126,6 +128,7 @@ class RunClock:
     def start(self, duration_s: float, chunk_s: float | None = None, with_vessels: set[str] | None = None) -> None:
         """Release the held master: to `duration_s` (0: no limit) at once, or in chunks of about `chunk_s`.
         with_vessels: the workers that hold vessels (a worker without any publishes no fleet state)."""
+        self._started = True
         if with_vessels is not None:
             self.workers = [w for w in self.workers if w in with_vessels]
         self.target = until_iteration(duration_s, self.step_ns)
@@ -155,9 +158,20 @@ class RunClock:
             raise RuntimeError(f"{self._set.srv_name}: {PARAMETER} = {value}: {response.results[0].reason}")
         self.released = iteration
 
+    def master_restarted(self) -> None:
+        """The clock master died and was started again: its spec holds it at 0 (held()), so once its parameter
+        service answers, poll() releases it again to where the run was released (it resumes the sim time)."""
+        self._rerelease = self._started
+
     def poll(self) -> bool:
         """Query the master's sim time now and then, release the next chunk when the current one is complete;
         True once the run has reached its target."""
+        if self._rerelease and self._set.service_is_ready():
+            try:
+                self._release(self.released)
+                self._rerelease = False
+            except TimeoutError:  # the dead master's service can linger in the graph: asked again next poll
+                pass
         self._maybe_query()
         if self.released < 0 or not self._complete(self.released):
             return False

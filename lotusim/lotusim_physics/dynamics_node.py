@@ -85,6 +85,7 @@ FAST_GAP_S = 0.0005
 # A batch ends before the next tick is due by less than one step (plus the gap): with large fleets (ms per step)
 # the tick period grows to this many steps, so that idle end stays a few percent of the time.
 FAST_STEPS_PER_TICK = 20
+TAKE_UP_WINDOW_S = 60.0  # a restarted clock master takes up the sim time others saw within this wall time
 FAST_ENDPOINT_SHARE = 0.5  # of a fast-mode tick, at most, for creating new vessels' topics
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 
@@ -226,6 +227,9 @@ class DynamicsWorker(Node):
                 goal_callback=self._accept_step_for,
                 cancel_callback=lambda _goal: CancelResponse.ACCEPT,
             )
+            # a restarted master takes up sim time where it was (docs/simulation.md, supervision and failover)
+            self.create_subscription(SimStats, "/lotusim/stats", self._on_stats_of_others, 10)
+            self.create_subscription(Clock, "/lotusim/resume_clock", self._on_resume_clock, LATCHED)
         else:
             self.create_subscription(Clock, "/clock", self._on_clock, 10)
 
@@ -276,8 +280,29 @@ class DynamicsWorker(Node):
         """Follower worker: integrate until our sim time reaches the master's clock."""
         target_ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
         steps = (target_ns - self.sim_time_ns) // self.step_ns
+        if steps > 1 and not self.fleet.names:  # nothing to integrate (a follower started late, or restarted)
+            self.iteration += int(steps) - 1
+            steps = 1
         if steps > 0:
             self.advance(int(steps))
+
+    def _on_stats_of_others(self, msg: SimStats) -> None:
+        """Clock master: a follower ahead means this master was restarted while the followers ran on."""
+        if msg.worker != self.worker:
+            self._take_up_time(round(msg.sim_time_s * 1e9), f"worker {msg.worker}")
+
+    def _on_resume_clock(self, msg: Clock) -> None:
+        """Clock master: the sim time the MAS server last saw, sent when this worker was restarted."""
+        self._take_up_time(msg.clock.sec * 1_000_000_000 + msg.clock.nanosec, "the MAS server")
+
+    def _take_up_time(self, t_ns: int, source: str) -> None:
+        """Jump to sim time t_ns if it is more than 1 s ahead, in the first TAKE_UP_WINDOW_S of wall time of this
+        process (a restarted master; the gap is not integrated; later, a checkpoint restore may set the clock
+        back while a follower's older stats are on their way, and must not be undone)."""
+        ahead_ns = t_ns - self.sim_time_ns
+        if ahead_ns > 1_000_000_000 and time.monotonic() - self._wall_start < TAKE_UP_WINDOW_S:
+            self.iteration += ahead_ns // self.step_ns
+            self.get_logger().warning(f"sim time taken up from {source}: {self.sim_time_ns * 1e-9:.3f} s")
 
     def advance(self, steps: int, wall_deadline: float | None = None) -> int:
         """Integrate `steps` fixed steps (fewer if the monotonic wall clock passes `wall_deadline`), publishing

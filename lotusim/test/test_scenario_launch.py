@@ -183,6 +183,7 @@ def test_sim_launch_starts_the_plan_nodes_and_the_spawner(launch_modules):
         expected = dict(params, **({"markers.rate_hz": 0.0} if name == "current_server" else {}))
         assert nodes[name]["parameters"] == [expected]
         assert nodes[name]["package"] == "lotusim"
+        assert nodes[name]["respawn"] is True and nodes[name]["respawn_delay"] > 0  # restarted when it dies
     assert (
         nodes["dynamics_1"]["executable"] == "dynamics" and nodes["dynamics_1"]["parameters"][0]["worker"] == "worker_1"
     )
