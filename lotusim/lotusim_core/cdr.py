@@ -7,9 +7,10 @@ sample to the next (stamp, values), while its frame id, covariances and layout s
 topic) keeps the CDR serialization of its message made once by rclpy, and each sample writes the new numbers at
 their byte offsets with struct.pack_into.
 
-Offsets are not computed from the CDR rules by hand: they are found by serializing the template with a sentinel
-value in each patched field (rclpy.serialization.serialize_message) and locating the sentinel bytes, so the layout
-is whatever the installed rosidl typesupport produces (XCDR1 little or big endian, alignment included).
+Offsets are computed from the message's type description and its values (lotusim_core.cdr_layout, the CDR
+rules), then checked once against a real serialization with probe values at the computed positions. They are
+never found by searching the serialized bytes for sentinel values: the middleware leaves padding bytes
+uninitialised, and they may hold the sentinels of an earlier serialization.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from typing import Any
 import numpy as np
 from rclpy.serialization import serialize_message
 
+from lotusim_core import cdr_layout
+
+_PROBE_INTS = {"i": -123456, "I": 3123456, "q": -1234567890123, "Q": 12345678901234, "b": -101, "B": 101}
 _FORMATS = {
     "double": "d",
     "float": "f",
@@ -68,19 +72,20 @@ class RawMessage:
 
     def __init__(self, msg: Any, fields: Sequence[str]) -> None:
         self._template = serialize_message(msg)
-        endian = "<" if self._template[1] & 1 else ">"  # encapsulation id: 0x0001 CDR_LE, 0x0000 CDR_BE
+        offsets_of, types, end = cdr_layout.layout(msg)
+        cdr_layout.check_length(self._template, end, type(msg).__name__)
+        endian = "<"
         items = []  # (format char, count)
         for path in fields:
-            if path.endswith("[]"):
-                items.append(("d", len(_get(msg, path[:-2]))))
-            else:
-                kind = _field_type(msg, path)
-                if kind not in _FORMATS:
-                    raise ValueError(f"field {path!r} of type {kind!r} cannot be patched (scalars only)")
-                items.append((_FORMATS[kind], 1))
-        offsets = [
-            self._locate(msg, path, fmt, count, endian) for path, (fmt, count) in zip(fields, items, strict=True)
-        ]
+            name = path[:-2] if path.endswith("[]") else path
+            if name not in offsets_of:
+                _field_type(msg, name)  # raises the "no field" error
+            kind = types[name]
+            if kind not in _FORMATS or (path.endswith("[]") and kind != "double"):
+                raise ValueError(f"field {path!r} of type {kind!r} cannot be patched (scalars only)")
+            items.append((_FORMATS[kind], len(_get(msg, name)) if path.endswith("[]") else 1))
+        offsets = [offsets_of[path[:-2] if path.endswith("[]") else path] for path in fields]
+        self._verify(msg, fields, items, offsets, end)
         self.endian = endian
         self.offsets = offsets  # byte offset of each field in the serialized message
         self.formats = [fmt for fmt, _ in items]  # struct format char of each field
@@ -100,32 +105,24 @@ class RawMessage:
         self.value_count = sum(c for _, c in items)
         self._buffer = bytearray(self._template)
 
-    def _locate(self, msg: Any, path: str, fmt: str, count: int, endian: str) -> int:
-        """Byte offset of a field: serialize with a sentinel there and find it (then restore the value)."""
-        array = path.endswith("[]")
-        name = path[:-2] if array else path
-        original = _get(msg, name)
-        if fmt in "df":
-            sentinel = [1.2345678901234567e-37 * (3 + k) for k in range(count)] if array else -7.654321e-33
-        else:
-            sentinel = {
-                "i": -123456789,
-                "I": 3123456789,
-                "q": -1234567890123,
-                "Q": 12345678901234567,
-                "b": -101,
-                "B": 201,
-            }[fmt]
-        _set(msg, name, sentinel if not array else [float(v) for v in sentinel])
+    @staticmethod
+    def _verify(msg: Any, fields: Sequence[str], items: list, offsets: list[int], end: int) -> None:
+        """Serialize once with a probe value in each field and check it is at its computed offset."""
+        names = [path[:-2] if path.endswith("[]") else path for path in fields]
+        originals = [_get(msg, name) for name in names]
+        checks = []
         try:
-            probe = serialize_message(msg)
+            for k, (name, (fmt, count), offset) in enumerate(zip(names, items, offsets, strict=True)):
+                if fmt in "df":
+                    values = [-7.5 * (k + 1) - j for j in range(count)]  # exact in float32 too
+                else:
+                    values = [_PROBE_INTS[fmt] + (k if fmt not in "bB" else 0)]
+                _set(msg, name, values if fields[k].endswith("[]") else values[0])
+                checks += [(offset + struct.calcsize("<" + fmt) * j, fmt, v) for j, v in enumerate(values)]
+            cdr_layout.verify(msg, end, checks)
         finally:
-            _set(msg, name, original)
-        pattern = struct.pack(endian + fmt * count, *(sentinel if array else [sentinel]))
-        offset = probe.find(pattern)
-        if offset < 0 or probe.find(pattern, offset + 1) >= 0 or len(probe) != len(self._template):
-            raise ValueError(f"cannot locate field {path!r} uniquely in the serialized {type(msg).__name__}")
-        return offset
+            for name, original in zip(names, originals, strict=True):
+                _set(msg, name, original)
 
     def rebased(self, msg: Any) -> RawMessage:
         """The same patchable fields on another message of the same type whose serialized length (hence
@@ -168,8 +165,8 @@ class RawArrays:
     """The CDR bytes of a message with fixed-length sequences of doubles (and scalars) rewritten through NumPy
     views: the fleet-wide messages (lotusim_interfaces/FleetState) with thousands of numbers per step.
 
-    `arrays`: sequence fields of float64 whose lengths are fixed in the template (e.g. N x 3 positions); they
-    are located like RawMessage fields, with a distinct sentinel per field. `scalars`: scalar fields patched
+    `arrays`: sequence fields of float64 whose lengths are fixed in the template (e.g. N x 3 positions), at
+    offsets from the message layout (lotusim_core.cdr_layout). `scalars`: scalar fields patched
     with struct (e.g. the stamp). `byte_arrays`: uint8[] fields. Build a new instance when the lengths change."""
 
     def __init__(
@@ -179,36 +176,46 @@ class RawArrays:
         template = self._scalars._template if self._scalars else serialize_message(msg)
         if not template[1] & 1:
             raise ValueError("RawArrays needs little-endian CDR")
+        offsets_of, types, end = cdr_layout.layout(msg)
+        cdr_layout.check_length(template, end, type(msg).__name__)
         self._buffer = bytearray(template)
         self.views: dict[str, np.ndarray] = {}
-        self._offsets: dict[str, int] = {}  # byte offset of each double array
-        for k, path in enumerate(arrays):
-            original = list(_get(msg, path))
-            n = len(original)
-            sentinel = [1.0e-300 * (k + 2) + 1.0e-310 * j for j in range(n)]
-            _set(msg, path, sentinel)
-            try:
-                probe = serialize_message(msg)
-            finally:
+        self._offsets: dict[str, int] = {}  # byte offset of each double array (0 if empty)
+        checks = []  # (offset, format, probe value): the first and last element of each array
+        for path, kind, dtype, fmt in [(p, "double", "<f8", "d") for p in arrays] + [
+            (p, "uint8", np.uint8, "B") for p in byte_arrays
+        ]:
+            if types.get(path) not in (kind, "octet" if kind == "uint8" else kind):
+                raise ValueError(f"RawArrays: {path!r} is not a sequence of {kind} in {type(msg).__name__}")
+            n = len(_get(msg, path))
+            offset = offsets_of[path] if n else 0
+            self.views[path] = np.frombuffer(self._buffer, dtype=dtype, count=n, offset=offset)
+            if kind == "double":
+                self._offsets[path] = offset
+            if n:
+                size = np.dtype(dtype).itemsize
+                checks += [(offset, fmt, 0, path), (offset + size * (n - 1), fmt, n - 1, path)]
+        self._verify(msg, checks, end)
+
+    @staticmethod
+    def _verify(msg: Any, checks: list[tuple[int, str, int, str]], end: int) -> None:
+        """Serialize once with probe values in the arrays and check them at their computed offsets."""
+        paths = list(dict.fromkeys(path for *_, path in checks))
+        originals = {path: _get(msg, path) for path in paths}
+        probes = {}
+        try:
+            for k, path in enumerate(paths):
+                n = len(originals[path])
+                if next(fmt for _, fmt, _, p in checks if p == path) == "d":
+                    probes[path] = -0.5 - k - np.arange(n, dtype=np.float64)
+                    _set(msg, path, probes[path].tolist())
+                else:
+                    probes[path] = (np.arange(n) * 7 + 13 + k) % 251 + 1
+                    _set(msg, path, bytes(probes[path].tolist()))
+            cdr_layout.verify(msg, end, [(offset, fmt, probes[path][j].item()) for offset, fmt, j, path in checks])
+        finally:
+            for path, original in originals.items():
                 _set(msg, path, original)
-            offset = probe.find(struct.pack(f"<{n}d", *sentinel)) if n else 0
-            if offset < 0:
-                raise ValueError(f"cannot locate {path!r} in the serialized {type(msg).__name__}")
-            self.views[path] = np.frombuffer(self._buffer, dtype="<f8", count=n, offset=offset)
-            self._offsets[path] = offset
-        for path in byte_arrays:
-            original = bytes(_get(msg, path))
-            n = len(original)
-            sentinel = bytes((7 * j + 13) % 251 + 1 for j in range(n))
-            _set(msg, path, sentinel)
-            try:
-                probe = serialize_message(msg)
-            finally:
-                _set(msg, path, original)
-            offset = probe.find(struct.pack("<I", n) + sentinel) + 4 if n else 0
-            if offset < 4 and n:
-                raise ValueError(f"cannot locate {path!r} in the serialized {type(msg).__name__}")
-            self.views[path] = np.frombuffer(self._buffer, dtype=np.uint8, count=n, offset=offset)
 
     def doubles(self) -> np.ndarray:
         """The whole buffer as float64, aligned with the double arrays (CDR aligns every float64 alike)."""
@@ -325,8 +332,8 @@ class RawSequence:
 
     `sequence`: the sequence field; `double_fields`: float64 scalars of an element (dotted paths inside it);
     `int_fields`: int32 / uint32 scalars of an element, all set to the same values by `write_ints` (the stamp).
-    Every position is found in one vectorised pass over the bytes serialized with a distinct sentinel per
-    (element, field). Build a new instance when the elements change."""
+    Positions come from the message layout (lotusim_core.cdr_layout), checked once against a serialization with
+    a distinct probe value per (element, field). Build a new instance when the elements change."""
 
     def __init__(self, msg: Any, sequence: str, double_fields: Sequence[str], int_fields: Sequence[str] = ()) -> None:
         elements = list(_get(msg, sequence))
@@ -335,48 +342,59 @@ class RawSequence:
             for path in paths if elements else ():
                 if _field_type(elements[0], path) not in kinds:
                     raise ValueError(f"RawSequence: field {path!r} is not of type {' or '.join(kinds)}")
-        double_sentinels = 1.0e-300 * (2.0 + np.arange(n * nd, dtype=np.float64))
-        int_sentinels = 0x6A5C0000 + np.arange(n * ni, dtype=np.int64)  # int32 and uint32 alike
-        if n * ni > 0xFFFF:
-            raise ValueError(f"RawSequence: {n} elements x {ni} int fields: too many to locate")
-        originals = [[_get(e, f) for f in (*double_fields, *int_fields)] for e in elements]
-        try:
-            self._set_all(elements, double_fields, double_sentinels.reshape(n, nd).tolist())
-            with_doubles = serialize_message(msg)
-            self._set_all(elements, double_fields, [row[:nd] for row in originals])
-            self._set_all(elements, int_fields, int_sentinels.reshape(n, ni).tolist())
-            with_ints = serialize_message(msg)
-        finally:
-            self._set_all(elements, [*double_fields, *int_fields], originals)
         self._buffer = np.frombuffer(bytearray(serialize_message(msg)), dtype=np.uint8)
-        if len(with_doubles) != len(self._buffer) or not self._buffer[1] & 1:
-            raise ValueError("RawSequence needs little-endian CDR whose layout does not depend on the values")
-        base, positions = self._locate(with_doubles, double_sentinels)
+        fields = [*double_fields, *int_fields]
+        offsets, end = cdr_layout.sequence_offsets(msg, sequence, fields) if n else (np.zeros((0, nd + ni)), 0)
+        if n:
+            cdr_layout.check_length(self._buffer.tobytes(), end, "RawSequence")
+        double_offsets, int_offsets = offsets[:, :nd].astype(np.int64), offsets[:, nd:].astype(np.int64)
+        bases = np.unique(double_offsets % 8)
+        if len(bases) > 1 or np.any(int_offsets % 4):
+            raise ValueError("RawSequence: the element fields are not aligned in the CDR layout")
+        self._base = int(bases[0]) if len(bases) else 0
+        base = self._base
         self.doubles = self._buffer[base : base + 8 * ((len(self._buffer) - base) // 8)].view("<f8")
-        self.double_index = positions.reshape(n, nd)  # doubles[double_index[i, k]]: field k of element i
-        _, int_positions = self._locate(with_ints, int_sentinels.astype("<u4"), bases=(0,))
+        self.double_index = (double_offsets - base) // 8  # doubles[double_index[i, k]]: field k of element i
         self._u4 = self._buffer[: 4 * (len(self._buffer) // 4)].view("<u4")
-        self._int_index = np.ascontiguousarray(int_positions.reshape(n, ni).T)  # (field, element)
+        self._int_index = np.ascontiguousarray(int_offsets.T // 4)  # (field, element)
         self._int_values = np.zeros((ni, 1), dtype=np.uint32)
         self.rows = n
+        self._verify(msg, elements, fields, offsets, end)
+
+    def _verify(self, msg: Any, elements: list, fields: list[str], offsets: np.ndarray, end: int) -> None:
+        """Serialize once with distinct probe values in the fields of one element per distinct layout (start
+        alignment and field spacing) and check them at their computed offsets (read there, never searched)."""
+        if not len(elements):
+            return
+        pattern = np.hstack([offsets[:, :1] % 8, offsets - offsets[:, :1]])
+        _, sample = np.unique(pattern, axis=0, return_index=True)
+        nd = self.double_index.shape[1]
+        probes = {int(i): [-0.5 - k - j * len(fields) for k in range(nd)] for j, i in enumerate(sample)}
+        for j, i in enumerate(sample):
+            probes[int(i)] += [0x1000 + j * len(fields) + k for k in range(len(fields) - nd)]
+        chosen = [elements[i] for i in probes]
+        originals = [[_get(e, f) for f in fields] for e in chosen]
+        try:
+            self._set_all(chosen, fields, list(probes.values()))
+            serialized = cdr_layout.verify(msg, end, [])
+        finally:
+            self._set_all(chosen, fields, originals)
+        raw = np.frombuffer(serialized, dtype=np.uint8)
+        doubles = raw[self._base : self._base + 8 * ((len(raw) - self._base) // 8)].view("<f8")
+        u4 = raw[: 4 * (len(raw) // 4)].view("<u4")
+        rows = np.array(list(probes), dtype=np.int64)
+        expected = np.array(list(probes.values()), dtype=np.float64).reshape(len(rows), len(fields))
+        if not (
+            np.array_equal(doubles[self.double_index[rows]], expected[:, :nd])
+            and np.array_equal(u4[self._int_index[:, rows]], expected[:, nd:].T)
+        ):
+            raise ValueError("RawSequence: the element fields are not at their computed offsets (layout mismatch)")
 
     @staticmethod
     def _set_all(elements: list, fields: Sequence[str], values: list) -> None:
         for element, row in zip(elements, values, strict=True):
             for path, value in zip(fields, row, strict=False):
                 _set(element, path, value)
-
-    @staticmethod
-    def _locate(probe: bytes, sentinels: np.ndarray, bases: Sequence[int] = range(8)) -> tuple[int, np.ndarray]:
-        """(byte offset of the view, position of each sentinel in it): every sentinel found exactly once."""
-        size = sentinels.dtype.itemsize
-        raw = np.frombuffer(probe, dtype=np.uint8)
-        for base in bases:
-            view = raw[base : base + size * ((len(raw) - base) // size)].view(sentinels.dtype)
-            found = np.flatnonzero(np.isin(view, sentinels))
-            if len(found) == len(sentinels) and np.array_equal(view[found], sentinels):
-                return base, found.astype(np.int64)
-        raise ValueError("RawSequence: cannot locate the element fields uniquely in the serialized message")
 
     def write_ints(self, ints: Sequence[int]) -> None:
         """Set the int fields of every element to `ints` (one value per int field; int32 as its uint32 bits)."""

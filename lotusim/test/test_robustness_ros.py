@@ -1,0 +1,65 @@
+"""Hostile and churning use of the running nodes over real DDS: the nodes survive and keep exact listings."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from lotusim_interfaces.msg import ItemResult  # noqa: E402
+from lotusim_interfaces.srv import ListVessels  # noqa: E402
+from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
+
+CHURN_S = 25.0  # wall seconds of creates and deletes
+
+
+def list_vessels(sim: Sim) -> dict:
+    """name -> VesselInfo, as /lotusim/list_vessels answers."""
+    client = sim.client.create_client(ListVessels, "/lotusim/list_vessels")
+    spin_until(sim.executor, client.service_is_ready, 10.0, "list_vessels")
+    future = client.call_async(ListVessels.Request())
+    spin_until(sim.executor, future.done, 20.0, "list_vessels reply")
+    sim.client.destroy_client(client)
+    return {info.name: info for info in future.result().vessels}
+
+
+def test_churn_of_creates_and_deletes_keeps_the_worker_alive_and_the_listing_exact(ros_context):
+    """A client creating 5-60 vessels per goal and deleting half of them, for CHURN_S seconds, against a
+    realtime worker publishing odometry and /tf. Before the /tf template's offsets came from the message layout,
+    its build raised in the worker's timer within seconds ('cannot locate the element fields uniquely'), which
+    ends the node (here: the exception surfaces from the executor)."""
+    sim = Sim(ros_context, mode="realtime", step_s=0.03, odom_rate_hz=10.0, publish_tf=True)
+    try:
+        rng = np.random.default_rng(2026)
+        alive: set[str] = set()
+        created = deleted = goals = serial = 0
+        start = time.monotonic()
+        while time.monotonic() - start < CHURN_S:
+            names = []
+            for _ in range(int(rng.integers(5, 61))):
+                serial += 1
+                names.append(f"{'abcdefgh'[serial % 8]}{'x' * int(rng.integers(0, 9))}_{serial}")
+            result = sim.command([create_item(n, "lrauv", (float(rng.uniform(-500, 500)), 0.0, -5.0)) for n in names])
+            assert [r.code for r in result.results] == [ItemResult.OK] * len(names)
+            alive.update(names)
+            created += len(names)
+            # half of this goal's vessels, and now and then half of the whole fleet (it grows to hundreds)
+            pool = sorted(alive) if goals % 10 == 8 else names
+            doomed = sorted(rng.choice(pool, size=len(pool) // 2, replace=False).tolist())
+            result = sim.command([delete_item(n) for n in doomed])
+            assert [r.code for r in result.results] == [ItemResult.OK] * len(doomed)
+            alive.difference_update(doomed)
+            deleted += len(doomed)
+            goals += 2
+            sim.spin_for(float(rng.uniform(0.0, 0.3)))  # the worker publishes odometry and /tf meanwhile
+        sim.spin_for(1.0)
+        listed = list_vessels(sim)
+        assert set(listed) == alive
+        assert set(sim.worker.fleet.names) == alive
+        assert all(info.status == info.STATUS_OK and info.worker == "worker_0" for info in listed.values())
+        print(f"churn: {goals} goals in {CHURN_S} s, {created} created, {deleted} deleted, {len(alive)} left")
+    finally:
+        sim.close()
