@@ -9,7 +9,6 @@ Items of one goal are planned in order, so "create x, then move x, then delete x
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -19,10 +18,9 @@ import yaml
 from lotusim_core import frames
 from lotusim_core.catalogue import apply_overrides, list_models, load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
+from lotusim_core.names import name_problem
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.msg import ItemResult, VesselDescription
-
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 @dataclass
@@ -166,10 +164,8 @@ class FleetRegistry:
         if not vessel.name:
             vessel.name = self._free_name(vessel.model, alive)
         name = vessel.name
-        if not NAME_RE.match(name):
-            return refuse(
-                name, ItemResult.INVALID_NAME, f"{name!r} is not a valid ROS namespace token ([A-Za-z][A-Za-z0-9_]*)"
-            )
+        if problem := name_problem(name):
+            return refuse(name, ItemResult.INVALID_NAME, problem)
         if name in alive or name in self._reserved:
             return refuse(name, ItemResult.DUPLICATE_NAME, f"a vessel named {name!r} already exists")
         if len(alive) + len(self._reserved) >= self.max_vessels:

@@ -27,12 +27,12 @@ import yaml
 from lotusim_core import frames
 from lotusim_core.catalogue import CatalogueError, apply_overrides, list_models, load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
+from lotusim_core.names import name_problem
 from lotusim_core.paths import config_dir
 from lotusim_env.ekman import RHO_WATER
 from lotusim_env.environment import build_environment
 from lotusim_sensors.suite import merge_sensors, parse_suite
 
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # a ROS name token: vessel names become namespaces
 TOPIC_RE = re.compile(r"^/?[A-Za-z{][A-Za-z0-9_{}]*(/[A-Za-z{][A-Za-z0-9_{}]*)*$")
 MODES = ("realtime", "scaled", "fast", "lockstep")  # lotusim_physics.dynamics_node.MODES
 INTEGRATORS = ("rk4", "euler")  # lotusim_physics.integrators.METHODS
@@ -528,10 +528,14 @@ class _Validator:
             raise self.fail(key, f"expected a list of {size} finite numbers, found {raw!r}")
         return tuple(float(v) for v in raw)
 
-    def name(self, raw: Mapping, name: str, key: str, default: str | None = None) -> str:
+    def name(
+        self, raw: Mapping, name: str, key: str, default: str | None = None, suffix: str = "", spec: Any = None
+    ) -> str:
+        """A name token (a vessel's of vehicle `spec`, or a prefix that gets `suffix`; lotusim_core.names)."""
         value = self.text(raw, name, key, default)
-        if not NAME_RE.match(value):
-            raise self.fail(f"{key}.{name}", f"{value!r} is not a valid ROS name token ([A-Za-z][A-Za-z0-9_]*)")
+        actuators = [a.name for a in (*spec.thrusters, *spec.fins)] if spec is not None else ()
+        if problem := name_problem(value + suffix, actuators):
+            raise self.fail(f"{key}.{name}", problem)
         return value
 
     # --- sections ---------------------------------------------------------------------------------------------
@@ -697,9 +701,9 @@ class _Validator:
             label = item.get("name") if isinstance(item, dict) and isinstance(item.get("name"), str) else i
             key = f"vessels[{label}]"
             item = self.mapping(item, key, allowed)
-            name = self.name(item, "name", key)
             model = self.text(item, "model", key)
             spec = self.spec(model, f"{key}.model")
+            name = self.name(item, "name", key, spec=spec)
             overrides = self.overrides(item.get("overrides"), spec, f"{key}.overrides")
             domain = self._domain(spec, overrides, f"{key}.overrides")
             sensors = self.vessel_sensors(item.get("sensors"), spec, sc, f"{key}.sensors")
@@ -836,7 +840,8 @@ class _Validator:
         count = self.integer(raw, "count", key, None, low=1)
         spacing = self.number(raw, "spacing_m", key, 10.0, low=0.0, strict_low=True)
         columns = self.integer(raw, "columns", key, math.ceil(math.sqrt(count)), low=1)
-        prefix = self.name(raw, "prefix", key, model)
+        digits = "0" * max(4, len(str(count - 1)))  # the generated names: <prefix>_0000 ...
+        prefix = self.name(raw, "prefix", key, model, suffix=f"_{digits}", spec=spec)
         overrides = self.overrides(raw.get("overrides"), spec, f"{key}.overrides")
         domain = self._domain(spec, overrides, f"{key}.overrides")
         sensors = self.vessel_sensors(raw.get("sensors"), spec, sc, f"{key}.sensors")

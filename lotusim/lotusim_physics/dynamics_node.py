@@ -27,7 +27,6 @@ time (lotusim_physics.run_limit; `lotusim run` starts it at 0 and releases it on
 from __future__ import annotations
 
 import math
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -46,6 +45,7 @@ from tf2_msgs.msg import TFMessage
 from lotusim_core import frames, static_frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
 from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, RawSequence, raw_publish
+from lotusim_core.names import name_problem
 from lotusim_core.node_runner import run_node_main
 from lotusim_core.ros_names import ODOM_FRAME
 from lotusim_env.environment import Environment, build_environment
@@ -73,7 +73,6 @@ ODOM_INTS = ["header.stamp.sec", "header.stamp.nanosec"]
 # the numbers of a geometry_msgs/TransformStamped that change: the first 7 columns of Fleet.scatter_state_enu
 TF_DOUBLES = [f"transform.translation.{a}" for a in "xyz"] + [f"transform.rotation.{a}" for a in "xyzw"]
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
 # "fast" mode: a timer every FAST_PERIOD_S creates pending topics, then integrates until FAST_GAP_S before the
 # timer is due again. In that gap the events executor serves what arrived meanwhile (commands, services, the
@@ -675,13 +674,8 @@ class DynamicsWorker(Node):
 
     def _create(self, vessel, pose: tuple | ValueError) -> ItemResult:
         name = vessel.name
-        if not NAME_RE.match(name):
-            return ItemResult(
-                name=name,
-                ok=False,
-                code=ItemResult.INVALID_NAME,
-                reason=f"{name!r} is not a valid ROS name token ([A-Za-z][A-Za-z0-9_]*)",
-            )
+        if problem := name_problem(name):
+            return ItemResult(name=name, ok=False, code=ItemResult.INVALID_NAME, reason=problem)
         if name in self.vessels:
             return ItemResult(
                 name=name,
@@ -697,6 +691,8 @@ class DynamicsWorker(Node):
             return ItemResult(name=name, ok=False, code=ItemResult.UNKNOWN_MODEL, reason=str(exc))
         except (ValueError, yaml.YAMLError) as exc:
             return ItemResult(name=name, ok=False, code=ItemResult.INVALID_OVERRIDES, reason=str(exc))
+        if problem := name_problem(name, [a.name for a in (*spec.thrusters, *spec.fins)]):
+            return ItemResult(name=name, ok=False, code=ItemResult.INVALID_NAME, reason=problem)
         position_ned, q_ned_frd, nu = self._given_pose(pose)
         try:
             self.fleet.add(name, spec, position_ned, q_ned_frd, nu)

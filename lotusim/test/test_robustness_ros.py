@@ -9,8 +9,9 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
+from lotusim_core import names  # noqa: E402
 from lotusim_interfaces.msg import ItemResult  # noqa: E402
-from lotusim_interfaces.srv import ListVessels  # noqa: E402
+from lotusim_interfaces.srv import ListVessels, WorkerCommand  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
 
 CHURN_S = 25.0  # wall seconds of creates and deletes
@@ -61,5 +62,33 @@ def test_churn_of_creates_and_deletes_keeps_the_worker_alive_and_the_listing_exa
         assert set(sim.worker.fleet.names) == alive
         assert all(info.status == info.STATUS_OK and info.worker == "worker_0" for info in listed.values())
         print(f"churn: {goals} goals in {CHURN_S} s, {created} created, {deleted} deleted, {len(alive)} left")
+    finally:
+        sim.close()
+
+
+def call_worker(sim: Sim, items, worker: str = "worker_0"):
+    """The worker's own command service, as a peer that bypasses the MAS server calls it: its results."""
+    client = sim.client.create_client(WorkerCommand, f"/lotusim/{worker}/command")
+    spin_until(sim.executor, client.service_is_ready, 10.0, "worker command service")
+    future = client.call_async(WorkerCommand.Request(items=items))
+    spin_until(sim.executor, future.done, 20.0, "worker command reply")
+    sim.client.destroy_client(client)
+    return future.result().results
+
+
+def test_names_too_long_for_ros_are_refused_at_the_mas_server_and_the_worker(ros_context):
+    """A 240-character name was answered OK, then creating its topics in the worker's timer exceeded ROS's
+    name limit and the worker died. Now both entries refuse it; the longest accepted name gets all its topics."""
+    sim = Sim(ros_context, mode="realtime", step_s=0.03)
+    try:
+        longest, too_long = "v" * names.MAX_NAME_LENGTH, "w" * 240
+        result = sim.command([create_item(too_long, "lrauv"), create_item(longest, "lrauv")])
+        assert [r.code for r in result.results] == [ItemResult.INVALID_NAME, ItemResult.OK]
+        assert "240 characters" in result.results[0].reason
+        results = call_worker(sim, [create_item(too_long, "lrauv")])
+        assert [r.code for r in results] == [ItemResult.INVALID_NAME]
+        spin_until(sim.executor, lambda: sim.worker.vessels[longest].odom_pub is not None, 10.0, "topics created")
+        sim.spin_for(0.5)  # the worker keeps stepping (a timer exception would surface here)
+        assert set(list_vessels(sim)) == {longest} and set(sim.worker.fleet.names) == {longest}
     finally:
         sim.close()
