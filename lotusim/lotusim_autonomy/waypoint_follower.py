@@ -20,7 +20,6 @@ import math
 from typing import Any
 
 import numpy as np
-import yaml
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -32,7 +31,7 @@ from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.surface import SurfaceController, SurfaceGains
-from lotusim_core import frames
+from lotusim_core import frames, safe_yaml
 from lotusim_core.catalogue import load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.vehicle_spec import VehicleSpec
@@ -168,7 +167,7 @@ class WaypointFollower:
 
     def _on_environment(self, msg: EnvironmentConfig) -> None:
         try:
-            self._origin_env = build_environment(yaml.safe_load(msg.config_yaml)).origin
+            self._origin_env = build_environment(safe_yaml.load(msg.config_yaml)).origin
         except Exception as exc:  # noqa: BLE001 - a bad environment must not stop the follower
             self.node.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from lotusim_core import safe_yaml
 from lotusim_core.paths import config_dir
 from lotusim_core.vehicle_spec import (
     BodyLiftSpec,
@@ -119,7 +120,6 @@ WIND_REQUIRED = ("frontal_area_m2", "lateral_area_m2", "length_m", "cx", "cy", "
 WIND_OPTIONAL = ("air_density_kgm3",)
 BODY_LIFT_REQUIRED = tuple(f.name for f in fields(BodyLiftSpec))
 
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster parsing
 _CACHE: dict[Path, tuple[bytes, VehicleSpec]] = {}
 
 SYMMETRY_TOL = 1e-9  # relative tolerance on matrix symmetry
@@ -176,7 +176,7 @@ def read_vehicle_mapping(path: str | Path) -> dict[str, Any]:
     """The raw YAML mapping of a vehicle file (not validated), for tools that merge overrides."""
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(), Loader=_YAML_LOADER)
+        data = safe_yaml.load(path.read_text())
     except yaml.YAMLError as exc:
         raise CatalogueError(str(path), "<file>", f"not valid YAML: {exc}") from exc
     except OSError as exc:

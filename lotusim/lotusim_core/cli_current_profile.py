@@ -137,13 +137,14 @@ def load_scenario_environment(name_or_path: str) -> tuple[dict[str, Any], Path |
     """
     import yaml
 
+    from lotusim_core import safe_yaml
     from lotusim_core.scenario import load_scenario
 
     path = Path(name_or_path).expanduser()
     if not path.is_file():
         return load_scenario(name_or_path).environment, None  # a shipped scenario name (or a clear error)
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = safe_yaml.load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(document, dict):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-from lotusim_core import frames
+from lotusim_core import frames, safe_yaml
 from lotusim_core.catalogue import apply_overrides, list_models, load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
 from lotusim_core.names import name_problem
@@ -128,32 +128,43 @@ class FleetRegistry:
     def plan(self, items: list[Item]) -> Plan:
         plan = Plan()
         alive = {name: entry.worker for name, entry in self._entries.items()}  # as the goal will leave it
+        others = frozenset(self._reserved)  # names of creates of other goals still in flight
         load = dict(self.workers)
-        for index, raw in enumerate(items):
-            item = raw  # planning fills in names and ENU poses in place (the goal's own copy)
-            name = item.vessel.name
-            if item.command == Item.CREATE:
-                outcome = self._plan_create(index, item, alive, load, plan)
-            elif item.command in (Item.DELETE, Item.MOVE):
-                if name not in alive:
-                    outcome = refuse(name, ItemResult.UNKNOWN_VESSEL, f"no vessel named {name!r}")
-                elif item.command == Item.MOVE and (reason := self._to_enu(item.vessel)):
-                    outcome = refuse(name, ItemResult.INVALID_POSE, reason)
-                else:
-                    outcome = PlannedItem(index, item, alive[name])
-                    if item.command == Item.DELETE:
-                        load[alive.pop(name)] -= 1
-            else:
-                outcome = refuse(
-                    name, ItemResult.INTERNAL_ERROR, f"unknown command {item.command} (0 create, 1 delete, 2 move)"
-                )
+        for index, item in enumerate(items):  # planning fills in names and ENU poses in place (the goal's copy)
+            try:
+                outcome = self._plan_item(index, item, alive, others, load, plan)
+            except Exception as exc:  # noqa: BLE001 - one item's unforeseen error must not abort the goal
+                outcome = refuse(item.vessel.name, ItemResult.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
             if isinstance(outcome, ItemResult):
                 plan.refused[index] = outcome
             else:
                 plan.accepted.append(outcome)
         return plan
 
-    def _plan_create(self, index: int, item: Item, alive: dict, load: dict, plan: Plan):
+    def _plan_item(self, index: int, item: Item, alive: dict, others: frozenset, load: dict, plan: Plan):
+        """One item's PlannedItem, or its refusal (ItemResult); `alive` and `load` as the goal leaves them."""
+        name = item.vessel.name
+        if item.command == Item.CREATE:
+            outcome = self._plan_create(index, item, alive, others, load, plan)
+        elif item.command in (Item.DELETE, Item.MOVE):
+            if name not in alive:
+                outcome = refuse(name, ItemResult.UNKNOWN_VESSEL, f"no vessel named {name!r}")
+            elif item.command == Item.MOVE and (reason := self._to_enu(item.vessel)):
+                outcome = refuse(name, ItemResult.INVALID_POSE, reason)
+            else:
+                outcome = PlannedItem(index, item, alive[name])
+                if item.command == Item.DELETE:
+                    load[alive.pop(name)] -= 1
+        else:
+            outcome = refuse(
+                name, ItemResult.INTERNAL_ERROR, f"unknown command {item.command} (0 create, 1 delete, 2 move)"
+            )
+        return outcome
+
+    def _plan_create(self, index: int, item: Item, alive: dict, others: frozenset, load: dict, plan: Plan):
+        """A create: `alive` holds this goal's earlier creates (so each counts once towards max_vessels) without
+        its earlier deletes (so a name deleted earlier in the goal can be created again); `others`: names
+        reserved by other goals in flight."""
         vessel = item.vessel
         if vessel.model not in self._models:
             return refuse(
@@ -166,9 +177,9 @@ class FleetRegistry:
         name = vessel.name
         if problem := name_problem(name):
             return refuse(name, ItemResult.INVALID_NAME, problem)
-        if name in alive or name in self._reserved:
+        if name in alive or name in others:
             return refuse(name, ItemResult.DUPLICATE_NAME, f"a vessel named {name!r} already exists")
-        if len(alive) + len(self._reserved) >= self.max_vessels:
+        if len(alive) + len(others) >= self.max_vessels:
             return refuse(name, ItemResult.FLEET_FULL, f"fleet size limit of {self.max_vessels} vessels reached")
         if reason := self._to_enu(vessel):
             return refuse(name, ItemResult.INVALID_POSE, reason)
@@ -203,7 +214,7 @@ class FleetRegistry:
             self._domains[vessel.model] = load_vehicle(vessel.model).domain
         if not vessel.overrides_yaml.strip():
             return self._domains[vessel.model]
-        overrides = yaml.safe_load(vessel.overrides_yaml)
+        overrides = safe_yaml.load(vessel.overrides_yaml)
         if not isinstance(overrides, dict):
             raise ValueError(f"expected a YAML mapping, got {type(overrides).__name__}")
         return apply_overrides(load_vehicle(vessel.model), overrides).domain

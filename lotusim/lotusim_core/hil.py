@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from lotusim_core import safe_yaml
 from lotusim_core.catalogue import load_vehicle
 from lotusim_core.scenario import Plan, Scenario, ScenarioError
 from lotusim_sensors.suite import merge_sensors, parse_suite
@@ -120,7 +121,7 @@ def load_remapping(path: str | Path) -> HilRemapping:
     path = Path(path).expanduser()
     where = str(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = safe_yaml.load(path.read_text())
     except OSError as exc:
         raise HilError(where, "<file>", f"cannot be read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:

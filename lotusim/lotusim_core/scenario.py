@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from lotusim_core import frames
+from lotusim_core import frames, safe_yaml
 from lotusim_core.catalogue import CatalogueError, apply_overrides, list_models, load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.names import name_problem
@@ -38,7 +38,6 @@ MODES = ("realtime", "scaled", "fast", "lockstep")  # lotusim_physics.dynamics_n
 INTEGRATORS = ("rk4", "euler")  # lotusim_physics.integrators.METHODS
 # the set-point keys scenario.py parses itself (any other key a controller accepts is passed as a ROS value)
 SETPOINT_PARSED = ("waypoints", "acceptance_radius_m", "speed_mps", "loop", "depth_m", "heading_deg")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: ~10x faster for 1,000-vessel parameters
 DEFAULT_RECORD_TOPICS = ("/lotusim/fleet_state", "/lotusim/stats")
 # The environment's site keys live under `world:` (one origin and one density for physics, sensors, currents).
@@ -234,7 +233,7 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     """Read and validate a scenario: a shipped name or a path. Raises ScenarioError (file, key, reason)."""
     path = resolve_scenario(name_or_path)
     try:
-        data = yaml.load(path.read_text(), Loader=_LOADER)
+        data = safe_yaml.load(path.read_text())
     except yaml.YAMLError as exc:
         raise ScenarioError(str(path), "<file>", f"not valid YAML: {exc}") from None
     except OSError as exc:
@@ -246,7 +245,7 @@ def parse_override_value(text: str) -> Any:
     """A command-line value (`--set key=VALUE`) as a YAML scalar or flow collection: 10 -> 10, fast -> 'fast',
     [1, 2] -> [1, 2]."""
     try:
-        return yaml.safe_load(text)
+        return safe_yaml.load(text)
     except yaml.YAMLError:
         return text
 

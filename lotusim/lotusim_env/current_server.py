@@ -38,6 +38,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import Marker, MarkerArray
 
+from lotusim_core import safe_yaml
 from lotusim_core.ros_arrays import to_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
@@ -158,7 +159,7 @@ def parse_environment_yaml(text: str) -> dict[str, Any]:
             f"a mapping twice: ros2 param set /current_server {YAML_PARAM} '\"{{current: {{model: constant}}}}\"')"
         )
     try:
-        config = yaml.safe_load(text)
+        config = safe_yaml.load(text)
     except yaml.YAMLError as exc:
         raise ConfigRefused(f"{YAML_PARAM}: not valid YAML ({exc})") from exc
     if config is None:

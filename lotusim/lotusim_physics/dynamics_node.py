@@ -42,7 +42,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
-from lotusim_core import frames, static_frames
+from lotusim_core import frames, safe_yaml, static_frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
 from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, RawSequence, raw_publish
 from lotusim_core.names import name_problem
@@ -373,7 +373,7 @@ class DynamicsWorker(Node):
     # --- environment (pure function of the latched configuration) -------------------------------------------
     def _on_environment(self, msg: EnvironmentConfig) -> None:
         try:
-            env = build_environment(yaml.safe_load(msg.config_yaml))
+            env = build_environment(safe_yaml.load(msg.config_yaml))
         except Exception as exc:  # noqa: BLE001 - a bad configuration must not stop the physics
             self.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
             return
@@ -686,7 +686,7 @@ class DynamicsWorker(Node):
         try:
             spec = load_vehicle(vessel.model)
             if vessel.overrides_yaml.strip():
-                spec = apply_overrides(spec, yaml.safe_load(vessel.overrides_yaml) or {})
+                spec = apply_overrides(spec, safe_yaml.load(vessel.overrides_yaml) or {})
         except FileNotFoundError as exc:
             return ItemResult(name=name, ok=False, code=ItemResult.UNKNOWN_MODEL, reason=str(exc))
         except (ValueError, yaml.YAMLError) as exc:

@@ -42,7 +42,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
 
-from lotusim_core import ros_names, static_frames
+from lotusim_core import ros_names, safe_yaml, static_frames
 from lotusim_core.catalogue import list_models, load_vehicle
 from lotusim_core.cdr import RawMessage
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
@@ -206,7 +206,7 @@ class SensorPublisher(Node):
             data = json.loads(text)
         except json.JSONDecodeError:
             try:
-                data = yaml.safe_load(text)
+                data = safe_yaml.load(text)
             except yaml.YAMLError as exc:
                 raise ValueError(f"parameter vessels_yaml: invalid YAML ({exc})") from None
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
@@ -216,7 +216,7 @@ class SensorPublisher(Node):
         return data
 
     def _parse_beacons(self, text: str) -> dict[str, np.ndarray]:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = safe_yaml.load(text) if text.strip() else {}
         beacons = {}
         for name, xyz in (data or {}).items():
             point = np.asarray(xyz, dtype=float)
@@ -229,7 +229,7 @@ class SensorPublisher(Node):
 
     def _on_environment(self, msg: EnvironmentConfig) -> None:
         try:
-            env = build_environment(yaml.safe_load(msg.config_yaml) or {})
+            env = build_environment(safe_yaml.load(msg.config_yaml) or {})
         except (ValueError, yaml.YAMLError) as exc:
             self.get_logger().error(
                 f"/lotusim/environment revision {msg.revision} rejected, keeping the previous: {exc}"
@@ -360,7 +360,10 @@ class SensorPublisher(Node):
     def _spawn_sensors(info: VesselInfo) -> dict | None:
         """The `sensors:` mapping of the overrides a vessel was created with (None if there are none). The
         worker validated them against the catalogue when it created the vessel."""
-        overrides = yaml.safe_load(info.overrides_yaml) if info.overrides_yaml.strip() else None
+        try:
+            overrides = safe_yaml.load(info.overrides_yaml) if info.overrides_yaml.strip() else None
+        except yaml.YAMLError:  # the worker refuses such overrides: a peer's listing, not ours
+            return None
         sensors = overrides.get("sensors") if isinstance(overrides, dict) else None
         return sensors if isinstance(sensors, dict) else None
 

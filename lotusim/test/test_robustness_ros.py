@@ -92,3 +92,53 @@ def test_names_too_long_for_ros_are_refused_at_the_mas_server_and_the_worker(ros
         assert set(list_vessels(sim)) == {longest} and set(sim.worker.fleet.names) == {longest}
     finally:
         sim.close()
+
+
+DEEP_YAML = "mass_kg: " + "[" * 5000 + "]" * 5000  # a RecursionError in every YAML reader before the bound
+
+
+def test_deeply_nested_payloads_are_refused_per_item_and_no_node_dies(ros_context):
+    """overrides_yaml nested 5,000 deep aborted the whole goal (no results, names left reserved), killed a worker
+    through its command service and the sensor node through /lotusim/environment."""
+    from lotusim_interfaces.msg import EnvironmentConfig
+    from lotusim_sensors.sensor_publisher import SensorPublisher
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    sim = Sim(ros_context, mode="realtime", step_s=0.03)
+    sensors = SensorPublisher(context=ros_context)
+    sim.executor.add_node(sensors)
+    try:
+        result = sim.command([create_item("a", "lrauv"), create_item("b", "lrauv", overrides=DEEP_YAML)])
+        assert [r.code for r in result.results] == [ItemResult.OK, ItemResult.INVALID_OVERRIDES]
+        assert "nested more than 32 levels" in result.results[1].reason
+        assert [r.code for r in call_worker(sim, [create_item("c", "lrauv", overrides=DEEP_YAML)])] == [
+            ItemResult.INVALID_OVERRIDES
+        ]
+        latched = QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        env_pub = sim.client.create_publisher(EnvironmentConfig, "/lotusim/environment", latched)
+        before = sensors._env
+        env_pub.publish(EnvironmentConfig(revision=7, config_yaml="current: " + "[" * 5000 + "]" * 5000))
+        spin_until(sim.executor, lambda: env_pub.get_subscription_count() >= 2, 10.0, "environment subscribers")
+        sim.spin_for(1.0)  # an exception in any node's callback would surface here
+        assert sensors._env is before
+        assert [r.code for r in sim.command([create_item("b", "lrauv")]).results] == [ItemResult.OK]  # not reserved
+        assert set(list_vessels(sim)) == {"a", "b"}
+    finally:
+        sim.executor.remove_node(sensors)
+        sensors.destroy_node()
+        sim.close()
+
+
+def test_limits_count_each_create_once_and_a_name_can_be_reused_within_a_goal(ros_context):
+    sim = Sim(ros_context, mode="realtime", step_s=0.03, mas_params={"max_vessels": 10})
+    try:
+        result = sim.command([create_item(f"v{k}", "lrauv") for k in range(12)])
+        assert [r.code for r in result.results] == [ItemResult.OK] * 10 + [ItemResult.FLEET_FULL] * 2
+        items = [delete_item("v0"), create_item("v0", "wamv"), delete_item("v0"), create_item("v0", "lrauv")]
+        assert [r.code for r in sim.command(items).results] == [ItemResult.OK] * 4
+        listed = list_vessels(sim)
+        assert len(listed) == 10 and listed["v0"].model == "lrauv"
+    finally:
+        sim.close()
