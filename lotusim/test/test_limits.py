@@ -42,7 +42,9 @@ def test_documents_nested_too_deep_are_refused_with_the_line(text):
 
 def test_a_billion_laughs_is_refused_by_what_it_expands_to():
     text = "a: &a [" + ",".join(["x"] * 10) + "]\n"
-    text += "".join(f"{c}: &{c} [" + ",".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    text += "".join(
+        f"{c}: &{c} [" + ",".join([f"*{p}"] * 10) + "]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    )
     with pytest.raises(safe_yaml.YAMLLimitError, match="values"):
         safe_yaml.load(text)
 

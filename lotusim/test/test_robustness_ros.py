@@ -100,9 +100,10 @@ DEEP_YAML = "mass_kg: " + "[" * 5000 + "]" * 5000  # a RecursionError in every Y
 def test_deeply_nested_payloads_are_refused_per_item_and_no_node_dies(ros_context):
     """overrides_yaml nested 5,000 deep aborted the whole goal (no results, names left reserved), killed a worker
     through its command service and the sensor node through /lotusim/environment."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
     from lotusim_interfaces.msg import EnvironmentConfig
     from lotusim_sensors.sensor_publisher import SensorPublisher
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
     sim = Sim(ros_context, mode="realtime", step_s=0.03)
     sensors = SensorPublisher(context=ros_context)
