@@ -28,15 +28,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"run the {DEMO_SCENARIO} fleet headless, print a summary, write a trajectory plot and an MCAP recording",
     )
     demo.add_argument("--out", default="out/demo", help="output directory (plot, recording, node logs)")
-    demo.add_argument("--duration", type=float, default=120.0, help="sim seconds to run")
+    demo.add_argument("--duration", type=sim_seconds, default=120.0, help="sim seconds to run")
     demo.add_argument("--rtf", type=float, default=10.0, help="real-time factor (mode scaled)")
     demo.set_defaults(func=cmd_demo)
+
+
+def sim_seconds(text: str) -> float:
+    """A --duration: a finite number of sim seconds >= 0 (argparse prints the error on one line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sim seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0.0):
+        raise argparse.ArgumentTypeError(f"expected a finite number of sim seconds >= 0, got {text!r}")
+    return value
 
 
 def _run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--duration",
-        type=float,
+        type=sim_seconds,
         default=0.0,
         help="stop after this many sim seconds (0: the scenario's duration, or run until Ctrl-C)",
     )

@@ -131,6 +131,7 @@ class VesselEntry:
     fin_cmd: np.ndarray
     odom_pub: object = None
     odom_send: object = None  # odom_pub's raw publish function (lotusim_core.cdr.raw_publish)
+    frozen_reason: str = ""  # the fault report of its last freeze (listed as status_reason while frozen)
     subscriptions: list = field(default_factory=list)
 
 
@@ -354,6 +355,8 @@ class DynamicsWorker(Node):
         self.iteration += k
         for fault in faults:
             self.get_logger().error(f"vessel frozen: {fault}")
+            if fault.vessel in self.vessels:
+                self.vessels[fault.vessel].frozen_reason = str(fault)
             self._extras_version += 1
         if self._clock_send is not None:
             send, clock_bytes, step_ns = self._clock_send, self._clock_bytes, self.step_ns
@@ -753,6 +756,8 @@ class DynamicsWorker(Node):
             o = info.pose.orientation
             o.x, o.y, o.z, o.w = quat[i].tolist()
             info.status = VesselInfo.STATUS_FROZEN if self.fleet.frozen[i] else VesselInfo.STATUS_OK
+            if self.fleet.frozen[i]:
+                info.status_reason = entry.frozen_reason or "frozen by a physics fault"
             response.vessels.append(info)
         return response
 

@@ -143,3 +143,21 @@ def test_limits_count_each_create_once_and_a_name_can_be_reused_within_a_goal(ro
         assert len(listed) == 10 and listed["v0"].model == "lrauv"
     finally:
         sim.close()
+
+
+def test_a_frozen_vessel_is_listed_with_the_reason(ros_context):
+    sim = Sim(ros_context, mode="lockstep", step_s=0.02)
+    try:
+        wild = create_item("wild", "remus100", (0.0, 0.0, -5.0))
+        wild.vessel.twist.angular.z = 5000.0  # rad/s: over the fleet's rate limit at the first step
+        assert [r.code for r in sim.command([wild, create_item("calm", "remus100", (20.0, 0.0, -5.0))]).results] == [
+            ItemResult.OK,
+            ItemResult.OK,
+        ]
+        sim.step(5)
+        listed = list_vessels(sim)
+        assert listed["wild"].status == listed["wild"].STATUS_FROZEN
+        assert "vessel 'wild' frozen at t=" in listed["wild"].status_reason
+        assert listed["calm"].status == listed["calm"].STATUS_OK and listed["calm"].status_reason == ""
+    finally:
+        sim.close()
