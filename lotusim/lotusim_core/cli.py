@@ -20,6 +20,12 @@ SUBCOMMANDS = [
 ]
 
 
+# What a user's input or setup can raise (ScenarioError, CatalogueError and the other validation errors are
+# ValueErrors; OSError covers missing or unwritable files; TimeoutError: no running simulation answers;
+# RuntimeError: a goal rejected, rclpy unable to start). Anything else is a bug and keeps its traceback.
+USER_ERRORS = (ValueError, OSError, TimeoutError, RuntimeError)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lotusim", description="lotusim marine fleet simulator for ROS 2")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -36,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except (ValueError, FileNotFoundError) as exc:  # configuration errors: one clear line, no traceback
+    except USER_ERRORS as exc:  # configuration errors, files, no simulation to talk to: one line, no traceback
         print(f"lotusim: error: {exc}", file=sys.stderr)
         return 2
 

@@ -38,6 +38,7 @@ from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
@@ -45,6 +46,7 @@ from tf2_msgs.msg import TFMessage
 from lotusim_core import frames, safe_yaml, static_frames
 from lotusim_core.catalogue import apply_overrides, load_vehicle
 from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, RawSequence, raw_publish
+from lotusim_core.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
 from lotusim_core.names import name_problem
 from lotusim_core.node_runner import run_node_main
 from lotusim_core.ros_names import ODOM_FRAME
@@ -194,6 +196,7 @@ class DynamicsWorker(Node):
         self._state_out: StateOutput | None = None  # the serialized FleetState of the current fleet
         self._extras_version = 0  # bumped when the environment or a status changes (FleetState extras)
         self._pending_endpoints: dict[str, None] = {}  # vessels whose topics are still to be created (ordered)
+        self._doomed_endpoints: list = []  # deleted vessels' subscriptions and publishers, destroyed later
         self._odom = RawBatch(ODOM_DOUBLES, ODOM_INTS)  # one row per vessel of the fleet, in fleet order
         self._odom_sends: list | None = None  # per fleet row: its odom raw publish function (None: no topic yet)
         # due odometry groups -> their rows (array, list) and the positions of their stamps in the batch
@@ -564,23 +567,39 @@ class DynamicsWorker(Node):
                 self.create_subscription(
                     Float64,
                     f"{name}/thrusters/{thruster.name}/cmd",
-                    lambda m, n=name, k=i: self._on_thruster(n, k, m.data),
+                    lambda m, e=entry, k=i: self._live(e) and self._on_thruster(e.name, k, m.data),
                     10,
+                    event_callbacks=QUIET_SUBSCRIPTION,
                 )
             )
         for i, fin in enumerate(spec.fins):
             entry.subscriptions.append(
                 self.create_subscription(
-                    Float64, f"{name}/fins/{fin.name}/cmd", lambda m, n=name, k=i: self._on_fin(n, k, m.data), 10
+                    Float64,
+                    f"{name}/fins/{fin.name}/cmd",
+                    lambda m, e=entry, k=i: self._live(e) and self._on_fin(e.name, k, m.data),
+                    10,
+                    event_callbacks=QUIET_SUBSCRIPTION,
                 )
             )
         entry.subscriptions.append(
-            self.create_subscription(Wrench, f"{name}/cmd_wrench", lambda m, n=name: self._on_wrench(n, m), 10)
+            self.create_subscription(
+                Wrench,
+                f"{name}/cmd_wrench",
+                lambda m, e=entry: self._live(e) and self._on_wrench(e.name, m),
+                10,
+                event_callbacks=QUIET_SUBSCRIPTION,  # lotusim_core.endpoints: deleting thousands stays fast
+            )
         )
-        entry.odom_pub = self.create_publisher(Odometry, f"{name}/odom", 10)
+        entry.odom_pub = self.create_publisher(Odometry, f"{name}/odom", 10, event_callbacks=QUIET_PUBLISHER)
         entry.odom_send = raw_publish(entry.odom_pub)
         if self._odom_sends is not None:  # the layout stands: only this row's publish function is new
             self._odom_sends[self.fleet.index(name)] = entry.odom_send
+
+    def _live(self, entry: VesselEntry) -> bool:
+        """Whether `entry` is still the vessel of its name: the endpoints of a deleted vessel live on for a moment
+        (_delete), and a vessel created again under its name (maybe of another model) must not get its commands."""
+        return self.vessels.get(entry.name) is entry
 
     def _reject(self, name: str, what: str, value) -> None:
         self.get_logger().warning(f"{name}: {what} command {value!r} rejected (not finite); keeping the last valid one")
@@ -722,6 +741,8 @@ class DynamicsWorker(Node):
         returns as soon as the vessel is in the physics and the fleet state, and its topics appear over the
         next moments, in creation order (wait for them like for any ROS endpoint: get_subscription_count)."""
         deadline = time.perf_counter() + budget_s
+        while self._doomed_endpoints and time.perf_counter() < deadline:  # a deleted vessel's, likewise
+            self._destroy_endpoint(self._doomed_endpoints.pop())
         while self._pending_endpoints and time.perf_counter() < deadline:
             name = next(iter(self._pending_endpoints))
             del self._pending_endpoints[name]
@@ -734,10 +755,18 @@ class DynamicsWorker(Node):
         self.fleet.remove(name)
         self._odom.forget(name)
         self._fleet_changed()
-        for sub in entry.subscriptions:
-            self.destroy_subscription(sub)
+        # destroyed within the endpoint budget, as topics are created: about 8 ms each here, so destroying them
+        # at once made a 5,000-vessel delete block the worker for a minute (a deleted vessel's callbacks find
+        # no entry and do nothing)
+        self._doomed_endpoints += entry.subscriptions
         if entry.odom_pub is not None:
-            self.destroy_publisher(entry.odom_pub)
+            self._doomed_endpoints.append(entry.odom_pub)
+
+    def _destroy_endpoint(self, endpoint) -> None:
+        if isinstance(endpoint, Subscription):
+            self.destroy_subscription(endpoint)
+        else:
+            self.destroy_publisher(endpoint)
 
     def _on_list(self, request: ListVessels.Request, response: ListVessels.Response):
         if not self.fleet.names:

@@ -25,6 +25,7 @@ which it latches on /tf_static under `<vessel>/base_link` (lotusim_core.static_f
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import json
@@ -45,6 +46,7 @@ from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSat
 from lotusim_core import ros_names, safe_yaml, static_frames
 from lotusim_core.catalogue import list_models, load_vehicle
 from lotusim_core.cdr import RawMessage
+from lotusim_core.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_core.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
@@ -455,7 +457,7 @@ class SensorPublisher(Node):
             return ros_names.vessel_name(name, relative)
 
         p = {k: float(v[slot]) for k, v in bank.params.items()}
-        pub = self.create_publisher
+        pub = functools.partial(self.create_publisher, event_callbacks=QUIET_PUBLISHER)  # lotusim_core.endpoints
         if bank.kind == "imu":
             msg = Imu()
             msg.header.frame_id = frame
@@ -525,7 +527,11 @@ class SensorPublisher(Node):
         elif bank.kind == "modem":
             bank.pubs[slot] = (pub(AcousticMessage, topic("modem/rx"), SENSOR_QOS),)
             self._modem_subs[slot] = self.create_subscription(
-                AcousticMessage, topic("modem/tx"), lambda m, n=name: self._on_modem_tx(n, m), SENSOR_QOS
+                AcousticMessage,
+                topic("modem/tx"),
+                lambda m, n=name: self._on_modem_tx(n, m),
+                SENSOR_QOS,
+                event_callbacks=QUIET_SUBSCRIPTION,
             )
 
     # --- the step ------------------------------------------------------------------------------------------------

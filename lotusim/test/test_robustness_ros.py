@@ -161,3 +161,58 @@ def test_a_frozen_vessel_is_listed_with_the_reason(ros_context):
         assert listed["calm"].status == listed["calm"].STATUS_OK and listed["calm"].status_reason == ""
     finally:
         sim.close()
+
+
+def test_a_bulk_delete_takes_about_as_long_as_the_create(ros_context):
+    """Deleting destroyed each vessel's DDS endpoints at once (about 8 ms each here): 5,005 deletes took 87 s
+    against 0.8 s for 5,000 creates. Now they go like the creates' topics, within the worker's endpoint budget.
+    A vessel created again under a deleted one's name (another model) gets none of the old topics' commands."""
+    from std_msgs.msg import Float64
+
+    sim = Sim(ros_context, mode="realtime", step_s=0.03)
+    try:
+        n = 300
+        start = time.perf_counter()
+        result = sim.command([create_item(f"v{k}", "wamv", (10.0 * k, 0.0, 0.0)) for k in range(n)], timeout_s=120.0)
+        create_s = time.perf_counter() - start
+        assert result.succeeded == n
+        spin_until(sim.executor, lambda: not sim.worker._pending_endpoints, 300.0, "topics of the new vessels")
+        start = time.perf_counter()
+        items = [delete_item(f"v{k}") for k in range(n)] + [create_item("v0", "lrauv")]
+        result = sim.command(items, timeout_s=300.0)
+        delete_s = time.perf_counter() - start
+        assert result.succeeded == n + 1
+        print(f"bulk: create {n} in {create_s:.2f} s, delete {n} in {delete_s:.2f} s")
+        assert delete_s < 2.0 * create_s + 1.0
+        left = sim.client.create_publisher(Float64, "/v0/thrusters/right/cmd", 10)  # wamv's, not lrauv's
+        for _ in range(20):
+            left.publish(Float64(data=50.0))
+            sim.spin_for(0.05)  # an IndexError in the worker's callback would surface here
+        spin_until(sim.executor, lambda: not sim.worker._doomed_endpoints, 300.0, "old topics destroyed")
+        assert sim.worker.vessels["v0"].thruster_cmd.tolist() == [0.0]
+        assert set(list_vessels(sim)) == {"v0"}
+    finally:
+        sim.close()
+
+
+def test_cli_user_errors_are_one_line_without_a_traceback(monkeypatch, capsys):
+    """`lotusim list` with no simulation running ended in a TimeoutError traceback; `--duration nan` ran forever."""
+    from lotusim_core import cli, cli_fleet
+
+    def no_simulation(_args):
+        raise TimeoutError("/lotusim/list_vessels: no answer within 30 s (is `lotusim run` running?)")
+
+    monkeypatch.setattr(cli_fleet, "cmd_list", no_simulation)
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "lotusim: error: /lotusim/list_vessels: no answer within 30 s (is `lotusim run` running?)"
+    ]
+    for bad in ("nan", "inf", "-1", "abc"):
+        with pytest.raises(SystemExit) as info:
+            cli.main(["run", "single_auv", "--duration", bad])
+        assert info.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith("lotusim run: error: argument --duration: expected") and "Traceback" not in "".join(
+            err
+        )
