@@ -19,6 +19,8 @@ from lotusim_core import frames, safe_yaml
 from lotusim_core.catalogue import apply_overrides, list_models, load_vehicle
 from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
 from lotusim_core.names import name_problem
+from lotusim_core.spawn_checks import seabed_depths_m, sensors_problem, start_problem
+from lotusim_env.environment import build_environment
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.msg import ItemResult, VesselDescription
 
@@ -89,6 +91,11 @@ class FleetRegistry:
         self._reserved: set[str] = set()
         self._models = set(list_models())
         self._domains: dict[str, str] = {}
+        self.environment = build_environment(None)  # the latest /lotusim/environment (its sea floor for creates)
+
+    def set_environment(self, config_yaml: str) -> None:
+        """Use the environment configuration of /lotusim/environment; ValueError / yaml.YAMLError if invalid."""
+        self.environment = build_environment(safe_yaml.load(config_yaml) or {})
 
     # --- bookkeeping --------------------------------------------------------------------------------------------
     def add_worker(self, worker: str) -> None:
@@ -187,6 +194,10 @@ class FleetRegistry:
             domain = self._check_overrides(vessel)
         except (ValueError, yaml.YAMLError) as exc:
             return refuse(name, ItemResult.INVALID_OVERRIDES, f"overrides_yaml: {exc}")
+        p = vessel.pose.position
+        seabed = float(seabed_depths_m(self.environment, np.array([p.x]), np.array([p.y]))[0])
+        if problem := start_problem(-p.z, seabed, domain, f" at x {p.x:.1f}, y {p.y:.1f} m"):
+            return refuse(name, ItemResult.INVALID_POSE, problem)
         if vessel.worker and vessel.worker not in self.workers:
             return refuse(name, ItemResult.NO_WORKER, f"unknown worker {vessel.worker!r}")
         if vessel.worker in self.down:
@@ -217,7 +228,10 @@ class FleetRegistry:
         overrides = safe_yaml.load(vessel.overrides_yaml)
         if not isinstance(overrides, dict):
             raise ValueError(f"expected a YAML mapping, got {type(overrides).__name__}")
-        return apply_overrides(load_vehicle(vessel.model), overrides).domain
+        spec = load_vehicle(vessel.model)
+        if problem := sensors_problem(spec.sensors, overrides.get("sensors"), "sensors"):
+            raise ValueError(problem)  # as the scenario loader would: not a vessel silently without sensors
+        return apply_overrides(spec, overrides).domain
 
     def _to_enu(self, vessel: VesselDescription) -> str:
         """Convert the pose to POSE_ENU in place; return the reason if it is invalid, '' if fine."""

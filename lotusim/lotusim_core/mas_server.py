@@ -23,6 +23,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 from lotusim_core import checkpoint_coordinator
@@ -32,13 +33,14 @@ from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_core.geodesy import GeodeticOrigin
 from lotusim_core.node_runner import run_node_main
 from lotusim_interfaces.action import FleetCommand
-from lotusim_interfaces.msg import FleetCommandItem, ItemResult, SimStats, VesselInfo
+from lotusim_interfaces.msg import EnvironmentConfig, FleetCommandItem, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
 
 # Requests sent to one worker before the first of them is answered: a service's request and answer queues hold
 # 10 (rmw_qos_profile_services_default, KEEP_LAST), and the answers of a longer burst overwrite each other
 # before they are read (lost: each cost command_timeout_s).
 REQUESTS_IN_FLIGHT = 5
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class MasServer(Node):
@@ -61,6 +63,7 @@ class MasServer(Node):
         self._worker_waiters: list[Future] = []
         self.worker_wait_s = float(self.declare_parameter("worker_wait_s", 10.0).value)
         self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
+        self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         self.list_timeout_s = float(self.declare_parameter("list_timeout_s", 5.0).value)
         # a worker that does not answer a command within this wall time gets its items refused (NO_WORKER)
         self.command_timeout_s = float(self.declare_parameter("command_timeout_s", 60.0).value)
@@ -92,6 +95,13 @@ class MasServer(Node):
                 "checkpoint": self.create_client(Checkpoint, f"{prefix}/checkpoint", callback_group=self._group),
             }
         return self._worker_clients[worker]
+
+    def _on_environment(self, msg: EnvironmentConfig) -> None:
+        """The environment's sea floor, to refuse creates at or below it (as the scenario loader does)."""
+        try:
+            self.registry.set_environment(msg.config_yaml)
+        except Exception as exc:  # noqa: BLE001 - a bad configuration must not stop the server
+            self.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
 
     def _on_stats(self, msg: SimStats) -> None:
         if msg.worker:

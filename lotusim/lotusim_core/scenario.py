@@ -29,6 +29,7 @@ from lotusim_core.catalogue import CatalogueError, apply_overrides, list_models,
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.names import name_problem
 from lotusim_core.paths import config_dir
+from lotusim_core.spawn_checks import seabed_depths_m, start_problem
 from lotusim_env.ekman import RHO_WATER
 from lotusim_env.environment import build_environment
 from lotusim_sensors.suite import merge_sensors, parse_suite
@@ -898,18 +899,12 @@ class _Validator:
         floor of the environment's bathymetry (vectorised over the fleet)."""
         xyz = enu_positions(vessels, world.origin)
         depth = -xyz[:, 2]
-        seabed = np.asarray(env.bathymetry.seabed_depth_m(xyz[:, 0], xyz[:, 1]), dtype=float)
+        seabed = seabed_depths_m(env, xyz[:, 0], xyz[:, 1])
         underwater = np.array([v.domain == "underwater" for v in vessels])
-        for i in np.flatnonzero(depth >= seabed):
+        for i in np.flatnonzero((depth >= seabed) | (underwater & (depth < -1e-9))):  # the same checks as a spawn's
+            where = f" at x {xyz[i, 0]:.1f}, y {xyz[i, 1]:.1f} m"
             raise self.fail(
-                f"vessels[{vessels[i].name}].pose",
-                f"starts {depth[i]:g} m deep, at or below the sea floor ({seabed[i]:g} m at x {xyz[i, 0]:.1f}, "
-                f"y {xyz[i, 1]:.1f} m)",
-            )
-        for i in np.flatnonzero(underwater & (depth < -1e-9)):
-            raise self.fail(
-                f"vessels[{vessels[i].name}].pose",
-                f"underwater vessel starts {-depth[i]:g} m above the sea surface (expected depth >= 0, z <= 0)",
+                f"vessels[{vessels[i].name}].pose", start_problem(depth[i], seabed[i], vessels[i].domain, where)
             )
 
     # --- controllers and recording ----------------------------------------------------------------------------

@@ -124,3 +124,36 @@ def test_deeply_nested_overrides_are_refused_alone_and_reserve_nothing():
     assert plan.reserved == {"a"}
     registry.release(plan)
     assert _codes(registry, [_item(FleetCommandItem.CREATE, "b")]) == [ItemResult.OK]
+
+
+# --- spawn-time checks shared with the scenario loader ----------------------------------------------------------
+def test_spawns_are_checked_like_scenario_vessels(tmp_path):
+    """A spawn 5,000 m under a 60 m sea floor was accepted, and bad sensor overrides left a vessel silently
+    without sensors; the scenario loader refused both. Now one set of checks (lotusim_core.spawn_checks)."""
+    from lotusim_core.scenario import ScenarioError, load_scenario
+
+    registry = _registry()
+    registry.set_environment("bathymetry: {model: flat, depth_m: 60.0}")
+    deep, ok, above = (_item(FleetCommandItem.CREATE, n) for n in ("deep", "ok", "above"))
+    deep.vessel.pose.position.z, ok.vessel.pose.position.z, above.vessel.pose.position.z = -5000.0, -10.0, 3.0
+    bad_gps = _item(FleetCommandItem.CREATE, "bad_gps", "sensors: {gps: {rate_hz: -1}}")
+    unknown = _item(FleetCommandItem.CREATE, "unknown", "sensors: {sonar: {}}")
+    good = _item(FleetCommandItem.CREATE, "good", "sensors: {gps: {rate_hz: 2.0}}")
+    plan = registry.plan([deep, ok, above, bad_gps, unknown, good])
+    assert sorted(p.index for p in plan.accepted) == [1, 5]
+    assert (
+        plan.refused[0].code == ItemResult.INVALID_POSE and "at or below the sea floor (60 m" in plan.refused[0].reason
+    )
+    assert plan.refused[2].code == ItemResult.INVALID_POSE and "above the sea surface" in plan.refused[2].reason
+    assert plan.refused[3].code == ItemResult.INVALID_OVERRIDES and "gps.rate_hz" in plan.refused[3].reason
+    assert plan.refused[4].code == ItemResult.INVALID_OVERRIDES and "unknown sensor" in plan.refused[4].reason
+    scenario = textwrap.dedent("""
+        world:
+          origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+          bathymetry: {model: flat, depth_m: 60.0}
+        vessels:
+          - {name: deep, model: lrauv, pose: {position: [0.0, 0.0, -5000.0]}}
+    """)
+    (tmp_path / "s.yaml").write_text(scenario)
+    with pytest.raises(ScenarioError, match="at or below the sea floor"):
+        load_scenario(tmp_path / "s.yaml")

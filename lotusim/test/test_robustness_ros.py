@@ -216,3 +216,25 @@ def test_cli_user_errors_are_one_line_without_a_traceback(monkeypatch, capsys):
         assert err[-1].startswith("lotusim run: error: argument --duration: expected") and "Traceback" not in "".join(
             err
         )
+
+
+def test_the_mas_server_refuses_a_spawn_under_the_sea_floor_of_the_environment(ros_context):
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from lotusim_interfaces.msg import EnvironmentConfig
+
+    sim = Sim(ros_context, mode="lockstep", step_s=0.03)
+    try:
+        latched = QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        env_pub = sim.client.create_publisher(EnvironmentConfig, "/lotusim/environment", latched)
+        env_pub.publish(EnvironmentConfig(revision=1, config_yaml="bathymetry: {model: flat, depth_m: 60.0}"))
+        spin_until(sim.executor, lambda: sim.mas.registry.environment.bathymetry.seabed_depth_m(0.0, 0.0) == 60.0)
+        result = sim.command(
+            [create_item("deep", "lrauv", (0.0, 0.0, -5000.0)), create_item("ok", "lrauv", (0, 0, -10))]
+        )
+        assert [r.code for r in result.results] == [ItemResult.INVALID_POSE, ItemResult.OK]
+        assert "at or below the sea floor (60 m" in result.results[0].reason
+    finally:
+        sim.close()
