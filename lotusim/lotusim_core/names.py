@@ -1,8 +1,10 @@
 """Vessel names: the one check used wherever a name enters (scenario loader, FleetCommand items at the MAS
 server, the dynamics worker's command service).
 
-A vessel name becomes a ROS namespace and a frame prefix: `/<name>/odom`, `/<name>/thrusters/<thruster>/cmd`,
-`<name>/base_link`, the parameter services of its controller node `/<controller>_<name>/...`. ROS refuses a
+A vessel name becomes a ROS namespace and a frame prefix: `<name>/odom`, `<name>/thrusters/<thruster>/cmd`,
+`<name>/base_link`, the parameter services of its controller node `/<controller>_<name>/...`
+(lotusim_core.ros_names). The limit counts these names at the root namespace: a launch namespace (`/sim`)
+takes its own length off it. ROS refuses a
 topic or service name longer than TOPIC_NAME_MAX characters (rmw's RMW_TOPIC_MAX_NAME_LENGTH, 255 - 8 for the
 middleware's prefixes), and it does so when the topic is created, in a timer after the create was answered OK.
 So a name is accepted only if every name a vessel gets fits: MAX_NAME_LENGTH characters with actuator names of
@@ -26,6 +28,7 @@ VESSEL_NAMES = (
     "/{v}/thrusters/{a}/cmd",
     "/{v}/fins/{a}/cmd",
     "{v}/base_link",
+    "{v}/magnetometer_link",  # sensor frames (lotusim_core.ros_names.sensor_frame), the longest kind
     "/{v}/imu/data",
     "/{v}/mag",
     "/{v}/pressure",
