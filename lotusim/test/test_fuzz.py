@@ -23,7 +23,7 @@ from lotusim_core.scenario import ScenarioError, load_scenario, resolve_scenario
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription  # noqa: E402
 from simnodes import Sim  # noqa: E402
 
-FUZZ_S = 35.0  # wall seconds per fuzz target at most (examples stop being generated after it)
+FUZZ_S = 30.0  # wall seconds per fuzz target at most (examples stop being generated after it)
 POOL = ["a", "b", "c", "auv_1", "usv_2"]  # names that recur, so deletes, moves and duplicates happen
 
 floats = st.one_of(
