@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from lotusim_core import safe_yaml
 from lotusim_core.catalogue import apply_overrides, load_vehicle
 from lotusim_core.checkpoint_store import (
     CheckpointError,
@@ -176,7 +177,7 @@ def build(where: str, meta: dict, arrays: dict[str, np.ndarray], step_ns: int) -
     if not isinstance(environment_yaml, str):
         raise CheckpointError(where, "environment_yaml", "expected a string")
     try:
-        environment = build_environment(yaml.safe_load(environment_yaml) if environment_yaml else None)
+        environment = build_environment(safe_yaml.load(environment_yaml) if environment_yaml else None)
     except (ValueError, yaml.YAMLError, RecursionError, TypeError) as exc:
         raise CheckpointError(where, "environment_yaml", f"does not build: {str(exc)[:200]}") from None
     fleet = _empty_fleet(where, meta.get("fleet_settings"), step_ns)
@@ -271,7 +272,7 @@ def _add_vessels(where: str, fleet: Fleet, records: list[dict], arrays: dict[str
             if spec is None:
                 spec = load_vehicle(record["model"])
                 if record["overrides_yaml"].strip():
-                    spec = apply_overrides(spec, yaml.safe_load(record["overrides_yaml"]) or {})
+                    spec = apply_overrides(spec, safe_yaml.load(record["overrides_yaml"]) or {})
                 specs[record["model"], record["overrides_yaml"]] = spec
             fleet.add(record["name"], spec, xs[k, L.X_POS : L.X_POS + 3], xs[k, L.X_Q : L.X_Q + 4])
         except (ValueError, OSError, yaml.YAMLError, RecursionError, TypeError) as exc:
