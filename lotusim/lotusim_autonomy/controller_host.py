@@ -56,6 +56,7 @@ from lotusim_autonomy.controller_base import (  # noqa: F401 - re-exported: the 
     main_for,
     nest,
 )
+from lotusim_core import safe_yaml
 from lotusim_core.node_runner import with_sim_time
 
 
@@ -97,7 +98,7 @@ class ControllerHost(Node):
 def parse_controllers_yaml(text: str) -> list[dict[str, Any]]:
     """The `controllers_yaml` parameter: a list of {type: str, vessel: str, params: mapping (optional)}."""
     try:
-        data = yaml.safe_load(text) if text.strip() else []
+        data = safe_yaml.load(text) if text.strip() else []
     except yaml.YAMLError as exc:
         raise ValueError(f"controllers_yaml: not valid YAML ({exc})") from None
     if not isinstance(data, list):
