@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:  # configuration errors: one clear line, no traceback
         print(f"lotusim: error: {exc}", file=sys.stderr)
         return 2
+    except TimeoutError as exc:  # a running simulation that does not answer: one clear line, no traceback
+        print(f"lotusim: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
