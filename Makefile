@@ -1,10 +1,14 @@
 # lotusim: `make demo` runs the demo, `make test` runs the tests; each bootstraps everything it needs first
 # (tools/bootstrap.sh: venv, ROS 2 wheels or the sourced ROS 2, interface build, editable install, env.sh).
 SHELL := /bin/bash
-.PHONY: bootstrap demo test lint bench clean
+.PHONY: bootstrap ros2cli demo test lint bench clean
 
 bootstrap:
 	@bash tools/bootstrap.sh
+
+# the launch system and ros2 CLI (not on the package index) from ../shared/ros2cli beside the clone
+ros2cli: bootstrap
+	@bash tools/ros2cli.sh
 
 demo: bootstrap
 	@. ./env.sh && lotusim demo

@@ -9,7 +9,8 @@
 #    set and rclpy imports, it uses that ROS 2 instead of the wheels (venv with --system-site-packages);
 # 3. builds lotusim_interfaces (and a tf2_msgs stand-in when the wheels lack it) with CMake + rosidl and installs
 #    them into the venv prefix;
-# 4. installs the lotusim package (editable) and writes env.sh, the one file to source.
+# 4. installs the lotusim package (editable), registers it in the ament index of the venv prefix (symlinks, as
+#    colcon lays a package out: `ros2 launch lotusim ...`, `ros2 run lotusim ...`) and writes env.sh.
 # Each step is skipped when its inputs are unchanged (stamp files in .venv/), so a second run takes seconds.
 set -euo pipefail
 
@@ -129,6 +130,15 @@ if [ "$(cat "$VENV/.stamp-lotusim" 2>/dev/null)" != "$pkg_sha" ]; then
   say "installing lotusim (editable)"
   "${PIP[@]}" --no-deps --no-build-isolation -e "$ROOT/lotusim"
   echo "$pkg_sha" > "$VENV/.stamp-lotusim"
+fi
+# The ament index entry, share/lotusim (package.xml, launch/, config/) and lib/lotusim/<executables>, as colcon
+# lays them out, all symlinks into the source tree: `ros2 launch lotusim ...` and `ros2 run lotusim ...` find
+# the editable package (tools/ament_register.py).
+index_sha=$pkg_sha-$(sha_of "$ROOT/tools/ament_register.py")-$(cd "$ROOT/lotusim/launch" && ls -- *.launch.py | sha256sum | cut -c1-16)
+if [ "$(cat "$VENV/.stamp-ament-index" 2>/dev/null)" != "$index_sha" ]; then
+  say "registering lotusim in the ament index of $VENV (symlinks to the sources)"
+  "$VPY" "$ROOT/tools/ament_register.py" "$VENV" || die "registering lotusim in the ament index failed"
+  echo "$index_sha" > "$VENV/.stamp-ament-index"
 fi
 
 ros_setup=""

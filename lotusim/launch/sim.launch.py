@@ -1,10 +1,12 @@
 """`ros2 launch lotusim sim.launch.py scenario:=mixed_fleet_brest [real_time_factor:=R] [workers:=K] [mode:=M]
-[headless:=true|false] [set:="physics.step_s=0.01 seed=3"]`
+[headless:=true|false] [set:="physics.step_s=0.01 seed=3"] [worker_wait_s:=S]`
 
 Starts the nodes of a scenario (current_server, mas_server, dynamics_0..K-1, sensor_publisher, the scenario's
 controllers, RViz unless headless) with the parameters of its plan, and spawns its vessels through the MAS
-action (`lotusim spawn --scenario FILE`). The logic lives in lotusim_core.scenario / launch_plan (tested without
-launch); this file only turns it into launch actions. Scenario format: docs/scenarios.md.
+action (`lotusim spawn --scenario FILE`). The spawner waits for the workers (on a cold start they compile the
+physics kernels first) at most worker_wait_s wall seconds, as does the MAS server for a goal that comes before
+them. The logic lives in lotusim_core.scenario / launch_plan (tested without launch); this file only turns it
+into launch actions. Scenario format: docs/scenarios.md.
 """
 
 from launch import LaunchDescription
@@ -22,10 +24,11 @@ ARGUMENTS = {
     "mode": ("", "realtime | scaled | fast | lockstep (empty: the scenario's)"),
     "headless": ("false", "true: no RViz and no current markers"),
     "set": ("", "space-separated dotted.key=value scenario overrides"),
+    "worker_wait_s": ("300", "wall seconds the spawner and the MAS server wait for the dynamics workers"),
 }
 
 
-def to_action(spec):
+def to_action(spec, extra_parameters=None):
     """A lotusim node is started again when it dies, as `lotusim run` does (process_launcher): after
     RESPAWN_DELAY_S, at most MAX_RESTARTS times (launch counts them over the whole run)."""
     respawn = spec.package == launch_plan.PACKAGE
@@ -33,7 +36,7 @@ def to_action(spec):
         package=spec.package,
         executable=spec.executable,
         name=spec.name,
-        parameters=[spec.parameters],
+        parameters=[spec.parameters, *([extra_parameters] if extra_parameters else [])],
         remappings=list(spec.remappings),
         arguments=list(spec.arguments),
         output="screen",
@@ -53,11 +56,18 @@ def setup(context, hil_plan=None, scenario=None, overrides=None):
     headless = launch_plan.parse_bool(arg["headless"], "headless")
     plan = scenario.plan() if hil_plan is None else hil_plan.plan
     rules = None if hil_plan is None else hil_plan.remappings
-    actions = [to_action(spec) for spec in launch_plan.node_specs(plan, headless, rules)]
+    try:
+        wait_s = float(arg["worker_wait_s"])
+    except ValueError:
+        raise ValueError(f"launch argument worker_wait_s: expected seconds, got {arg['worker_wait_s']!r}") from None
+    mas = {"worker_wait_s": wait_s}
+    specs = launch_plan.node_specs(plan, headless, rules)
+    actions = [to_action(spec, mas if spec.name == "mas_server" else None) for spec in specs]
     viewer = launch_plan.viewer_spec(headless)
     if viewer is not None:
         actions.append(to_action(viewer))
-    actions.append(ExecuteProcess(cmd=launch_plan.spawn_command(scenario.path, overrides), output="screen"))
+    spawn = [*launch_plan.spawn_command(scenario.path, overrides), "--worker-wait-s", f"{wait_s:g}"]
+    actions.append(ExecuteProcess(cmd=spawn, output="screen"))
     return actions
 
 

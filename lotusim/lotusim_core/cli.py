@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as exc:  # configuration errors, files, no simulation to talk to: one line, no traceback
         print(f"lotusim: error: {exc}", file=sys.stderr)
         return 2
+    except TimeoutError as exc:  # a running simulation that does not answer: one clear line, no traceback
+        print(f"lotusim: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

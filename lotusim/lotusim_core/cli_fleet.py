@@ -10,6 +10,9 @@ import time
 
 from lotusim_core.fleet_registry import heading_to_q_enu_flu
 
+WORKER_WAIT_S = 300.0  # default wall-time limit for the workers of a scenario to report (cold start: 20 s to minutes)
+PROGRESS_EVERY_S = 5.0  # wall seconds between two "still waiting" lines
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     spawn = sub.add_parser("spawn", help="create vessels in a running simulation (FleetCommand action)")
@@ -19,6 +22,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     spawn.add_argument("--overrides", default="", help="YAML mapping merged over the vehicle file")
     spawn.add_argument("--worker", default="", help="dynamics worker to use (default: least loaded)")
     spawn.add_argument("--scenario", default="", help="spawn every vessel of this scenario instead")
+    spawn.add_argument(
+        "--worker-wait-s",
+        type=float,
+        default=WORKER_WAIT_S,
+        metavar="S",
+        help=f"with --scenario: wall seconds to wait for the scenario's dynamics workers and the MAS server "
+        f"(default {WORKER_WAIT_S:.0f}; a cold start compiles the physics kernels, about 20 s)",
+    )
     spawn.add_argument(
         "--set",
         action="append",
@@ -98,6 +109,40 @@ class _Client:
             self.executor.spin_once(timeout_sec=0.05)
         return None if callable(future_or_predicate) else future_or_predicate.result()
 
+    def wait_for_workers(self, workers: list[str], limit_s: float) -> None:
+        """Wait until every worker in `workers` has reported on /lotusim/stats and the MAS server's action is up,
+        printing progress every PROGRESS_EVERY_S; TimeoutError naming the missing ones after limit_s (wall)."""
+        from rclpy.action import ActionClient
+
+        from lotusim_interfaces.action import FleetCommand
+        from lotusim_interfaces.msg import SimStats
+
+        seen: set[str] = set()
+        self.node.create_subscription(SimStats, "/lotusim/stats", lambda m: seen.add(m.worker), 10)
+        server = ActionClient(self.node, FleetCommand, "/lotusim/fleet_command")
+        start = time.monotonic()
+        next_note = start + PROGRESS_EVERY_S
+        while not (seen.issuperset(workers) and server.server_is_ready()):
+            waited = time.monotonic() - start
+            missing = [w for w in workers if w not in seen] or ["the MAS server (/lotusim/fleet_command)"]
+            if waited > limit_s:
+                raise TimeoutError(
+                    f"spawn: {', '.join(missing)} did not report within {limit_s:.0f} s (--worker-wait-s; are the "
+                    "simulation's nodes running, with the same ROS_DOMAIN_ID?)"
+                )
+            if time.monotonic() >= next_note:
+                next_note += PROGRESS_EVERY_S
+                print(
+                    f"lotusim spawn: waiting for {', '.join(missing)}: {len(seen & set(workers))} of {len(workers)} "
+                    f"worker(s) up after {waited:.0f} s (at most {limit_s:.0f} s; a cold start compiles the "
+                    "physics kernels)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            self.executor.spin_once(timeout_sec=0.05)
+        server.destroy()
+        print(f"lotusim spawn: {len(workers)} worker(s) up after {time.monotonic() - start:.1f} s", file=sys.stderr)
+
     def spin_once(self, timeout_s: float) -> None:
         self.executor.spin_once(timeout_sec=timeout_s)
 
@@ -161,15 +206,20 @@ def cmd_spawn(args: argparse.Namespace) -> int:
         from lotusim_core import launch_plan
 
         scenario, _ = launch_plan.scenario_from_cli(args)
-        items = scenario.plan().spawn_items()
+        plan = scenario.plan()
+        items = plan.spawn_items()
+        workers = [plan.node_parameters[name]["worker"] for name in plan.dynamics_nodes]
     else:
         if not args.model:
             raise ValueError("spawn: give NAME MODEL (or --scenario FILE); `lotusim list --models` lists models")
         vessel = _description(args, args.name, args.model)
         vessel.overrides_yaml, vessel.worker = args.overrides, args.worker
         items = _items_of(FleetCommandItem.CREATE, [vessel])
+        workers = []
     client = _Client()
     try:
+        if workers:
+            client.wait_for_workers(workers, args.worker_wait_s)
         return _print_results(client.command(items))
     finally:
         client.close()

@@ -41,6 +41,7 @@ from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCo
 # before they are read (lost: each cost command_timeout_s).
 REQUESTS_IN_FLIGHT = 5
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+WORKER_WAIT_S = 300.0  # default of worker_wait_s: a cold start compiles the physics kernels (20 s to minutes)
 
 
 class MasServer(Node):
@@ -61,7 +62,8 @@ class MasServer(Node):
         self._group = ReentrantCallbackGroup()
         self._worker_clients: dict[str, dict] = {}
         self._worker_waiters: list[Future] = []
-        self.worker_wait_s = float(self.declare_parameter("worker_wait_s", 10.0).value)
+        # a goal sent before any worker reported waits this long (wall s): a cold worker compiles its kernels
+        self.worker_wait_s = float(self.declare_parameter("worker_wait_s", WORKER_WAIT_S).value)
         self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         self.list_timeout_s = float(self.declare_parameter("list_timeout_s", 5.0).value)
@@ -140,12 +142,27 @@ class MasServer(Node):
 
     # --- the bulk command action ------------------------------------------------------------------------------
     async def _wait_for_a_worker(self) -> None:
-        """A goal that arrives before any worker reported (start-up) waits up to worker_wait_s of wall time."""
+        """A goal that arrives before any worker reported (start-up) waits up to worker_wait_s of wall time,
+        saying so every 5 s; at the limit, an error names the parameter (the goal's items are then refused)."""
         if self.registry.workers or self.worker_wait_s <= 0:
             return
         waiter = Future()
         self._worker_waiters.append(waiter)
+        log, steady = self.get_logger(), Clock(clock_type=ClockType.STEADY_TIME)
+        start = steady.now()
+
+        def progress() -> None:
+            waited = (steady.now() - start).nanoseconds * 1e-9
+            log.info(f"fleet command: waiting for a dynamics worker, {waited:.0f} of {self.worker_wait_s:.0f} s")
+
+        timer = self.create_timer(5.0, progress, clock=steady)
         await self._await_at_most(waiter, self.worker_wait_s)
+        self.destroy_timer(timer)
+        if not self.registry.workers:
+            log.error(
+                f"no dynamics worker reported on /lotusim/stats within {self.worker_wait_s:.0f} s "
+                "(parameter worker_wait_s): the fleet command's items are refused"
+            )
 
     async def _await_at_most(self, future: Future, timeout_s: float) -> None:
         """Await `future`, resolving it with False after timeout_s of wall time if nothing resolved it before."""

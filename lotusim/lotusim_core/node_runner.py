@@ -3,33 +3,63 @@
 The executor is rclpy's EventsExecutor: the default executors rebuild a wait set over every subscription at
 each spin, which costs milliseconds per spin with hundreds of vessels (each with its command subscriptions)
 and halves the real-time factor of a 100-vessel fleet; the events executor dispatches as messages arrive
-(docs/performance.md). Its spin() never returns on shutdown, so we always spin with a timeout.
+(docs/performance.md). Its spin() never returns on shutdown, so we always spin with a timeout. Distributions
+whose rclpy has no events executor (Humble) get the SingleThreadedExecutor instead, here and only here.
 """
 
 from __future__ import annotations
 
+import gc
 import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 
 import rclpy
-from rclpy.experimental import EventsExecutor
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+try:
+    from rclpy.experimental import EventsExecutor
+except ImportError:  # rclpy before Jazzy (Humble): no events executor
+    EventsExecutor = None
+
 STOP = threading.Event()
+STOP_GRACE_S = 1.0  # wall seconds a node's callback may still run after Ctrl-C before it is interrupted
+_FALLBACK_NOTED = threading.Event()
 
 
-def install_stop_signals() -> None:
+def install_stop_signals(grace_s: float | None = None) -> None:
     """SIGINT / SIGTERM set STOP instead of raising KeyboardInterrupt inside a callback; `spin` then returns
-    at the next spin boundary and the caller shuts down cleanly."""
+    at the next spin boundary and the caller shuts down cleanly.
+
+    With `grace_s` (node processes): a callback still running grace_s wall seconds after the first signal (the
+    physics kernels compiling on a cold start take tens of seconds) is interrupted with KeyboardInterrupt, so
+    that a node always ends within ros2 launch's SIGINT timeout (5 s). Later signals change nothing: Ctrl-C in a
+    terminal reaches a launched node twice (from the terminal and from launch). The caller cancels the timer
+    (`cancel_stop_timer`) before its own clean-up."""
 
     def handler(_signum, _frame) -> None:
+        if STOP.is_set():
+            return
         STOP.set()
+        if grace_s is not None:
+            signal.setitimer(signal.ITIMER_REAL, grace_s)
 
+    def overdue(_signum, _frame) -> None:
+        raise KeyboardInterrupt
+
+    if grace_s is not None:
+        signal.signal(signal.SIGALRM, overdue)
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
+
+
+def cancel_stop_timer() -> None:
+    """Disarm the grace timer of install_stop_signals (no-op when none is running)."""
+    signal.setitimer(signal.ITIMER_REAL, 0.0)
 
 
 def with_sim_time(parameter_overrides) -> list:
@@ -42,8 +72,17 @@ def with_sim_time(parameter_overrides) -> list:
     return overrides
 
 
-def make_executor(context=None) -> EventsExecutor:
-    return EventsExecutor(context=context)
+def make_executor(context=None):
+    """The events executor, or the SingleThreadedExecutor where rclpy has none (noted once on stderr)."""
+    if EventsExecutor is not None:
+        return EventsExecutor(context=context)
+    if not _FALLBACK_NOTED.is_set():
+        _FALLBACK_NOTED.set()
+        get_logger("lotusim").info(
+            "rclpy has no EventsExecutor (ROS 2 Humble): using the SingleThreadedExecutor, slower with hundreds "
+            "of vessels (docs/install.md)"
+        )
+    return SingleThreadedExecutor(context=context)
 
 
 def spin(
@@ -67,16 +106,27 @@ def spin(
 def run_node_main(
     make_node: Callable[..., Node], args: Sequence[str] | None = None, executor_factory: Callable = make_executor
 ) -> None:
-    """`main()` of a node executable: init, build the node, spin until Ctrl-C, clean shutdown."""
+    """`main()` of a node executable: init, build the node, spin until Ctrl-C, clean shutdown (a callback that
+    does not return within STOP_GRACE_S of the signal, or a second signal, is interrupted: install_stop_signals)."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    install_stop_signals()
-    context = rclpy.get_default_context()
-    executor = executor_factory(context=context)
-    node = make_node()
-    executor.add_node(node)
+    install_stop_signals(STOP_GRACE_S)
     try:
-        spin(executor, context)
+        context = rclpy.get_default_context()
+        executor = executor_factory(context=context)
+        node = make_node()
+        executor.add_node(node)
+        try:
+            spin(executor, context)
+        finally:
+            cancel_stop_timer()
+            executor.shutdown()
+            node.destroy_node()
+    except KeyboardInterrupt:  # stopped during start-up, a long callback or the clean-up: nothing to report
+        pass
     finally:
-        executor.shutdown()
-        node.destroy_node()
+        cancel_stop_timer()
         rclpy.try_shutdown()
+        # The interpreter's exit would otherwise run a full garbage collection over numba's, scipy's and rclpy's
+        # objects: 3-5 s on a busy 2-core machine, which ros2 launch's 5 s SIGINT timeout does not allow for
+        # (0.3-0.6 s with this).
+        gc.freeze()

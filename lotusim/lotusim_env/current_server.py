@@ -28,17 +28,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
-import rclpy
 import yaml
 from geometry_msgs.msg import Point
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import Marker, MarkerArray
 
 from lotusim_core import safe_yaml
+from lotusim_core.node_runner import run_node_main
 from lotusim_core.ros_arrays import to_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
@@ -468,18 +468,10 @@ class CurrentServer(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    """Entry point of `ros2 run lotusim current_server`."""
-    rclpy.init(args=args)
+    """Entry point of `ros2 run lotusim current_server`; Ctrl-C and `ros2 launch`'s SIGINT end it cleanly
+    (lotusim_core.node_runner)."""
     try:
-        node = CurrentServer()
+        run_node_main(CurrentServer, args, executor_factory=SingleThreadedExecutor)
     except ConfigRefused as exc:  # malformed startup configuration: one clear line, no traceback
         print(f"current_server: error: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
         raise SystemExit(2) from None
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, or SIGTERM from ros2 launch
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()

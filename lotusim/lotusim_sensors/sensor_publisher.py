@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import rclpy
 import yaml
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
 from rclpy.clock import Clock, ClockType
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
@@ -48,6 +48,7 @@ from lotusim_core.catalogue import list_models, load_vehicle
 from lotusim_core.cdr import RawMessage
 from lotusim_core.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
 from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
+from lotusim_core.node_runner import run_node_main
 from lotusim_core.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState, VesselInfo
@@ -902,13 +903,6 @@ class SensorPublisher(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    """Entry point of `ros2 run lotusim sensor_publisher` (run it with use_sim_time:=true)."""
-    rclpy.init(args=args)
-    node = SensorPublisher()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    """Entry point of `ros2 run lotusim sensor_publisher` (run it with use_sim_time:=true); Ctrl-C and
+    `ros2 launch`'s SIGINT end it cleanly (lotusim_core.node_runner)."""
+    run_node_main(SensorPublisher, args, executor_factory=SingleThreadedExecutor)

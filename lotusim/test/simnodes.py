@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 import rclpy
 from rclpy.action import ActionClient
-from rclpy.experimental import EventsExecutor
 from rclpy.parameter import Parameter
 
 from lotusim_core import reliable_calls
 from lotusim_core.mas_server import MasServer
+from lotusim_core.node_runner import make_executor
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, VesselDescription
 from lotusim_interfaces.srv import Step
@@ -75,9 +75,9 @@ class Sim:
         """worker_args: the workers' command-line ROS arguments (`--ros-args -r __ns:=/ns ...`), as a launch
         `namespace=` or `remappings=` gives them."""
         self.context = context
-        # EventsExecutor: the default executors rebuild a wait set of every subscription at each spin, which
-        # costs milliseconds with hundreds of vessels (docs/performance.md)
-        self.executor = EventsExecutor(context=context)
+        # the nodes' executor (EventsExecutor where rclpy has it): the default executors rebuild a wait set of every
+        # subscription at each spin, which costs milliseconds with hundreds of vessels (docs/performance.md)
+        self.executor = make_executor(context=context)
         self.workers = []
         for k in range(workers):
             overrides = [

@@ -187,9 +187,9 @@ def test_usv_reaches_three_lat_lon_waypoints_in_order(ros_context, model, mode, 
 
 
 def test_bad_waypoints_and_set_points_are_rejected_with_reasons(ros_context):
-    from rclpy.experimental import EventsExecutor
+    from lotusim_core.node_runner import make_executor
 
-    executor = EventsExecutor(context=ros_context)
+    executor = make_executor(context=ros_context)
     follower_node = WaypointFollowerNode(
         context=ros_context, parameter_overrides=[Parameter("vessel", value="usv"), Parameter("model", value="wamv")]
     )

@@ -181,7 +181,8 @@ def test_sim_launch_starts_the_plan_nodes_and_the_spawner(launch_modules):
     ]
     for name, params in plan.node_parameters.items():
         expected = dict(params, **({"markers.rate_hz": 0.0} if name == "current_server" else {}))
-        assert nodes[name]["parameters"] == [expected]
+        wait = [{"worker_wait_s": 300.0}] if name == "mas_server" else []  # the worker_wait_s:= default
+        assert nodes[name]["parameters"] == [expected, *wait]
         assert nodes[name]["package"] == "lotusim"
         assert nodes[name]["respawn"] is True and nodes[name]["respawn_delay"] > 0  # restarted when it dies
     assert (
@@ -190,6 +191,7 @@ def test_sim_launch_starts_the_plan_nodes_and_the_spawner(launch_modules):
     assert yaml.safe_load(nodes["current_server"]["parameters"][0]["environment_yaml"])["seed"] == 7
     spawner = [a for a in actions if type(a).__name__ == "ExecuteProcess"]
     assert len(spawner) == 1 and spawner[0].kwargs["cmd"][:3] == ["lotusim", "spawn", "--scenario"]
+    assert spawner[0].kwargs["cmd"][-2:] == ["--worker-wait-s", "300"]
 
 
 def test_hil_launch_applies_the_remapping(launch_modules, tmp_path):

@@ -13,11 +13,11 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from rclpy.action import ActionClient  # noqa: E402
-from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Imu  # noqa: E402
 
 from lotusim_core.mas_server import MasServer  # noqa: E402
+from lotusim_core.node_runner import make_executor  # noqa: E402
 from lotusim_core.scenario import enu_positions, load_scenario  # noqa: E402
 from lotusim_env.current_server import CurrentServer  # noqa: E402
 from lotusim_interfaces.action import FleetCommand  # noqa: E402
@@ -54,7 +54,7 @@ def test_plan_starts_the_nodes_and_spawns_the_scenario(ros_context, tmp_path):
     scenario = load_scenario(path)
     plan = scenario.plan()
     p = plan.node_parameters
-    executor = EventsExecutor(context=ros_context)
+    executor = make_executor(context=ros_context)
     nodes = [CurrentServer(context=ros_context, parameter_overrides=node_overrides(p["current_server"]))]
     for name in plan.dynamics_nodes:
         nodes.append(DynamicsWorker(context=ros_context, node_name=name, parameter_overrides=node_overrides(p[name])))
