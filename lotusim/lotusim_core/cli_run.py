@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 DEMO_SCENARIO = "mixed_fleet_brest"
+DEMO_RTF, DEMO_DURATION_S = 1.0, 90.0  # what 99 vessels and their controllers get on 2 shared cores (quickstart)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"run the {DEMO_SCENARIO} fleet headless, print a summary, write a trajectory plot and an MCAP recording",
     )
     demo.add_argument("--out", default="out/demo", help="output directory (plot, recording, node logs)")
-    demo.add_argument("--duration", type=sim_seconds, default=120.0, help="sim seconds to run")
-    demo.add_argument("--rtf", type=float, default=10.0, help="real-time factor (mode scaled)")
+    demo.add_argument("--duration", type=sim_seconds, default=DEMO_DURATION_S, help="sim seconds to run")
+    demo.add_argument("--rtf", type=float, default=DEMO_RTF, help="real-time factor (mode scaled)")
     demo.set_defaults(func=cmd_demo)
 
 
@@ -91,8 +92,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         hil_plan = hil.apply_hil(scenario, hil.load_remapping(args.remap))
         scenario = hil_plan.scenario
     summary = run_scenario(
-        scenario, args.duration, args.headless, args.record, args.plot, args.log_dir, hil_plan=hil_plan
-    )
+        scenario, args.duration, args.headless, args.record, args.plot, args.log_dir, hil_plan=hil_plan,
+        watch_rtf=getattr(args, "watch_rtf", 0.0),
+    )  # fmt: skip
     return 0 if summary["ok"] else 1
 
 
@@ -112,6 +114,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         record=str(record),
         plot=str(plot),
         log_dir=str(out / "logs"),
+        watch_rtf=args.rtf,  # the controllers' progress and the achieved RTF against this target (cli_demo)
     )
     return cmd_run(ns)
 
@@ -132,10 +135,12 @@ def _status_printer():
 
 
 def run_scenario(
-    scenario, duration_s: float, headless: bool, record: str, plot: str, log_dir: str, hil_plan=None
-) -> dict:
+    scenario, duration_s: float, headless: bool, record: str, plot: str, log_dir: str, hil_plan=None,
+    watch_rtf: float = 0.0,
+) -> dict:  # fmt: skip
     """Start the scenario's nodes, spawn its vessels, run, stop; return the summary (also printed). hil_plan
-    (lotusim_core.hil.HilPlan): its plan and remapping rules instead of the scenario's plan."""
+    (lotusim_core.hil.HilPlan): its plan and remapping rules instead of the scenario's plan. watch_rtf > 0: watch
+    the controllers' status and report against this target RTF (lotusim_core.cli_demo)."""
     import rclpy
     from rclpy.action import ActionClient
     from rclpy.serialization import deserialize_message
@@ -169,6 +174,11 @@ def run_scenario(
     stats: dict[str, SimStats] = {}
     node.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.__setitem__(m.worker, m), 10)
     trajectories = TrajectoryLog(period_s=1.0)
+    watch = None
+    if watch_rtf > 0:
+        from lotusim_core.cli_demo import DemoWatch
+
+        watch = DemoWatch(node, plan, watch_rtf)
     dyn = plan.node_parameters[plan.dynamics_nodes[0]]
     workers = [plan.node_parameters[n]["worker"] for n in plan.dynamics_nodes]
     clock = run_clock.RunClock(
@@ -252,6 +262,9 @@ def run_scenario(
                 executor.spin_once(timeout_sec=0.02)
                 if clock.poll():
                     break
+                if watch is not None:
+                    watch.tick(clock.sim_time_s)
+                    summary["run_wall_s"] = time.monotonic() - wall_run
                 if stats:
                     rtf = clock.sim_time_s / max(1e-9, time.monotonic() - wall_run)
                     vessels = sum(s.vessel_count for s in stats.values())
@@ -297,8 +310,11 @@ def run_scenario(
             flush=True,
         )
         summary["recording"] = str(recorder.path)
+    if watch is not None:
+        summary.update(watch.finish(sim_s, summary.get("run_wall_s", 0.0)))
     if plot and trajectories.names():
-        trajectories.plot(plot, title=f"{plan.name}: {sim_s:.0f} s of sim time")
+        extras = watch.plot_extras() if watch is not None else {}
+        trajectories.plot(plot, title=f"{plan.name}: {sim_s:.0f} s of sim time", **extras)
         print(f"lotusim: trajectory plot {plot}", flush=True)
         summary["plot"] = plot
     return summary
