@@ -49,7 +49,9 @@ FLEET_SESSION = (
     "lotusim delete auv2",
     "lotusim spawn scout lrauv --lat 48.301 --lon -4.598 --depth 15 --heading 45",
     "lotusim move scout --enu 50 20 -10 --yaw-deg 90",
+    "lotusim checkpoint save here",
     "lotusim delete scout",
+    "lotusim checkpoint save before_dive",
 )
 
 
@@ -184,6 +186,7 @@ def test_mixed_fleet_runs_until_interrupted(tmp_path, own_domain_env):
 
 def test_fleet_session(tmp_path, own_domain_env):
     """The quickstart's second shell: fleet commands and the autonomy script against `lotusim run single_auv`."""
+    own_domain_env = dict(own_domain_env, LOTUSIM_CHECKPOINT_DIR=str(tmp_path / "checkpoints"))
     sim = _start(UNTIL_INTERRUPTED[0], tmp_path, own_domain_env)
     try:
         _wait_for_line(sim, "vessels spawned", timeout_s=180)
@@ -197,8 +200,10 @@ def test_fleet_session(tmp_path, own_domain_env):
         assert "remus_1" in out["lotusim list"]
         for model in ("lrauv", "remus100", "bluerov2_heavy", "wamv", "kayak_usv"):
             assert model in out["lotusim list --models"]
-        for command in FLEET_SESSION[2:]:
+        for command in (c for c in FLEET_SESSION[2:] if "checkpoint" not in c):
             assert "1 succeeded" in out[command], f"{command}:\n{out[command]}"
+        for name in ("here", "before_dive"):
+            assert (tmp_path / "checkpoints" / name / "checkpoint.json").is_file(), f"checkpoint {name} not written"
         listed = _shell("lotusim list", tmp_path, own_domain_env, timeout=120).stdout
         assert "remus_1" in listed and "scout" not in listed and "auv2" not in listed, listed
     finally:
