@@ -1,0 +1,241 @@
+"""Every shell command shown in README.md and docs/quickstart.md, run as a user runs it.
+
+The commands are extracted from the documents' ```bash blocks, so the documents cannot drift from what works: a
+command added to a document without a line in this file fails `test_every_documented_command_is_exercised`,
+and a command that stops working fails the test that runs it. Each command runs exactly as written (in a
+scratch directory, with env.sh sourced), on a ROS domain of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy")
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS = ("README.md", "docs/quickstart.md")
+
+# Commands that CI itself carries out: .ci/run clones the repository and runs `make test`, whose output is this
+# suite; every command below runs with env.sh sourced.
+BY_CI = {
+    "git clone <this repository> lotusim && cd lotusim": "CI runs on a fresh clone of the repository",
+    "make test": ".ci/run calls it; this test suite is what it runs",
+    "source env.sh": "every command of this file runs with env.sh sourced",
+}
+# Run once each, exactly as written (tests below).
+ONE_SHOT = (
+    "make demo",
+    "lotusim run single_auv --rtf 10 --duration 120 --record out/run1 --plot out/run1.png",
+    "lotusim current-profile --model ekman --lat 47 --wind-speed 10 --wind-dir 0 --depths 0:200:1 --plot ekman.png",
+    "lotusim current-eval",
+    "lotusim bench dynamics",
+    "lotusim bench fleet --mode fast",
+)
+# Simulations that run until Ctrl-C.
+UNTIL_INTERRUPTED = ("lotusim run single_auv", "lotusim run mixed_fleet_brest")
+# The fleet commands, each run against a running `lotusim run single_auv` (test_fleet_session).
+FLEET_SESSION = (
+    "lotusim list",
+    "lotusim list --models",
+    "lotusim spawn auv2 lrauv --lat 48.31 --lon -4.59 --depth 20 --heading 270",
+    "lotusim delete auv2",
+    "lotusim spawn scout lrauv --lat 48.301 --lon -4.598 --depth 15 --heading 45",
+    "lotusim move scout --enu 50 20 -10 --yaw-deg 90",
+    "lotusim checkpoint save here",
+    "lotusim delete scout",
+    "lotusim checkpoint save before_dive",
+)
+
+
+def documented(language: str) -> dict[str, list[str]]:
+    """The lines (bash: commands without their trailing comment; python: whole blocks) of the documents' fenced
+    blocks in `language`, each with the documents that show it."""
+    found: dict[str, list[str]] = {}
+    for doc in DOCUMENTS:
+        text = (ROOT / doc).read_text()
+        for block in re.findall(rf"```{language}\n(.*?)```", text, re.S):
+            entries = [block] if language == "python" else block.splitlines()
+            for entry in entries:
+                entry = re.sub(r"\s+#.*$", "", entry).strip() if language == "bash" else entry
+                if entry:
+                    found.setdefault(entry, []).append(doc)
+    return found
+
+
+def _shell(command: str, cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """`command` in bash with env.sh sourced, as a user types it in a shell."""
+    return subprocess.run(
+        ["bash", "-c", f'. "{ROOT}/env.sh" >/dev/null && {command}'],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _start(command: str, cwd: Path, env: dict) -> subprocess.Popen:
+    return subprocess.Popen(
+        ["bash", "-c", f'. "{ROOT}/env.sh" >/dev/null && exec {command}'],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _wait_for_line(proc: subprocess.Popen, text: str, timeout_s: float) -> list[str]:
+    """Read proc's output until a line contains `text`; the lines read."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if text in line:
+            return lines
+    raise AssertionError(f"no {text!r} within {timeout_s:.0f} s; output:\n{''.join(lines[-30:])}")
+
+
+def _interrupt(proc: subprocess.Popen, timeout_s: float = 40.0) -> tuple[int, str]:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it); the exit code and the rest of the output."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        rest, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        rest, _ = proc.communicate()
+        raise AssertionError(f"still running {timeout_s:.0f} s after Ctrl-C:\n{rest[-2000:]}") from None
+    return proc.returncode, rest
+
+
+def test_every_documented_command_is_exercised():
+    commands = documented("bash")
+    exercised = set(BY_CI) | set(ONE_SHOT) | set(UNTIL_INTERRUPTED) | set(FLEET_SESSION)
+    missing = {c: docs for c, docs in commands.items() if c not in exercised}
+    assert not missing, f"documented commands that no test runs (add them to {Path(__file__).name}): {missing}"
+    stale = exercised - set(commands)
+    assert not stale, f"commands this file runs that no document shows any more (remove them): {stale}"
+    assert len(documented("python")) == 1, "the quickstart's autonomy script is run by test_fleet_session"
+
+
+def test_make_demo_writes_its_plot_and_recording():
+    """`make demo`: the bootstrap (stamps only: already done by `make test`) and the demo; its outputs."""
+    started = time.time()
+    proc = subprocess.run(
+        ["make", "-C", str(ROOT), "demo"], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    plot = ROOT / "out" / "demo" / "trajectories.png"
+    assert plot.is_file() and plot.stat().st_mtime >= started, "out/demo/trajectories.png not written"
+    recordings = list((ROOT / "out" / "demo").glob("recording_*/*.mcap"))
+    assert recordings and max(r.stat().st_mtime for r in recordings) >= started, "no MCAP recording written"
+
+
+def test_run_single_auv_records_and_plots(tmp_path, own_domain_env):
+    proc = _shell(ONE_SHOT[1], tmp_path, own_domain_env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (tmp_path / "out" / "run1.png").stat().st_size > 10_000
+    recording = list((tmp_path / "out" / "run1").rglob("*.mcap"))
+    assert recording and recording[0].stat().st_size > 10_000, "no MCAP recording in out/run1"
+
+
+def test_current_profile_plots(tmp_path):
+    proc = _shell(ONE_SHOT[2], tmp_path, dict(os.environ), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "ekman.png").stat().st_size > 10_000
+
+
+def test_current_eval_prints_the_comparison(tmp_path):
+    proc = _shell(ONE_SHOT[3], tmp_path, dict(os.environ), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "ekman" in proc.stdout.lower() and "gauss" in proc.stdout.lower(), proc.stdout[-2000:]
+
+
+@pytest.mark.parametrize("command", ONE_SHOT[4:], ids=["bench_dynamics", "bench_fleet"])
+def test_benchmarks_print_their_table(command, tmp_path, own_domain_env):
+    proc = _shell(command, tmp_path, own_domain_env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [line for line in proc.stdout.splitlines() if re.match(r"\s*\|?\s*1,?000\b", line)]
+    assert rows, f"no row for 1,000 vessels in:\n{proc.stdout[-3000:]}"
+
+
+def test_mixed_fleet_runs_until_interrupted(tmp_path, own_domain_env):
+    proc = _start(UNTIL_INTERRUPTED[1], tmp_path, own_domain_env)
+    try:
+        lines = _wait_for_line(proc, "vessels spawned", timeout_s=300)
+        assert any("99" in line for line in lines[-3:]), "".join(lines[-10:])
+        time.sleep(5.0)
+    finally:
+        code, rest = _interrupt(proc)
+    assert code in (0, 130), rest[-3000:]
+
+
+def test_fleet_session(tmp_path, own_domain_env):
+    """The quickstart's second shell: fleet commands and the autonomy script against `lotusim run single_auv`."""
+    own_domain_env = dict(own_domain_env, LOTUSIM_CHECKPOINT_DIR=str(tmp_path / "checkpoints"))
+    sim = _start(UNTIL_INTERRUPTED[0], tmp_path, own_domain_env)
+    try:
+        _wait_for_line(sim, "vessels spawned", timeout_s=180)
+        out = {}
+        for command in FLEET_SESSION:
+            proc = _shell(command, tmp_path, own_domain_env, timeout=180)
+            assert proc.returncode == 0, f"{command}:\n{proc.stdout}\n{proc.stderr}"
+            out[command] = proc.stdout
+            if command.startswith("lotusim spawn scout"):
+                _run_autonomy_script(tmp_path, own_domain_env)
+        assert "remus_1" in out["lotusim list"]
+        for model in ("lrauv", "remus100", "bluerov2_heavy", "wamv", "kayak_usv"):
+            assert model in out["lotusim list --models"]
+        for command in (c for c in FLEET_SESSION[2:] if "checkpoint" not in c):
+            assert "1 succeeded" in out[command], f"{command}:\n{out[command]}"
+        for name in ("here", "before_dive"):
+            assert (tmp_path / "checkpoints" / name / "checkpoint.json").is_file(), f"checkpoint {name} not written"
+        listed = _shell("lotusim list", tmp_path, own_domain_env, timeout=120).stdout
+        assert "remus_1" in listed and "scout" not in listed and "auv2" not in listed, listed
+    finally:
+        code, rest = _interrupt(sim)
+    assert code in (0, 130), rest[-3000:]
+
+
+def _run_autonomy_script(tmp_path: Path, env: dict) -> None:
+    """The quickstart's autonomy script (drives scout's propeller, prints its speed) until scout moves at more
+    than 0.3 m/s: it is an endless node, stopped with Ctrl-C as a user would."""
+    (script,) = documented("python")
+    path = tmp_path / "my_autonomy.py"
+    path.write_text(script)
+    proc = subprocess.Popen(
+        [sys.executable, "-u", str(path)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    speeds: list[float] = []
+    try:
+        deadline = time.monotonic() + 90.0
+        while time.monotonic() < deadline and not (speeds and speeds[-1] > 0.3):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if match := re.match(r"u = (-?\d+\.\d+) m/s", line):
+                speeds.append(float(match.group(1)))
+    finally:
+        _interrupt(proc, timeout_s=20)
+    assert speeds and speeds[-1] > 0.3, f"scout did not speed up under the script: {speeds[-10:]}"
