@@ -29,6 +29,11 @@ BY_CI = {
     "git clone <this repository> lotusim && cd lotusim": "CI runs on a fresh clone of the repository",
     "make test": ".ci/run calls it; this test suite is what it runs",
     "source env.sh": "every command of this file runs with env.sh sourced",
+    "make ros2cli && source env.sh": ".ci/run installs the launch tools through the same tools/ros2cli.sh",
+}
+# Run by a test suite of their own: the command and the test file that runs it (with the same arguments).
+ELSEWHERE = {
+    "ros2 launch lotusim sim.launch.py scenario:=single_auv headless:=true": "test_ros2_launch.py",
 }
 # Run once each, exactly as written (tests below).
 ONE_SHOT = (
@@ -124,11 +129,15 @@ def _interrupt(proc: subprocess.Popen, timeout_s: float = 40.0) -> tuple[int, st
 
 def test_every_documented_command_is_exercised():
     commands = documented("bash")
-    exercised = set(BY_CI) | set(ONE_SHOT) | set(UNTIL_INTERRUPTED) | set(FLEET_SESSION)
+    exercised = set(BY_CI) | set(ELSEWHERE) | set(ONE_SHOT) | set(UNTIL_INTERRUPTED) | set(FLEET_SESSION)
     missing = {c: docs for c, docs in commands.items() if c not in exercised}
     assert not missing, f"documented commands that no test runs (add them to {Path(__file__).name}): {missing}"
     stale = exercised - set(commands)
     assert not stale, f"commands this file runs that no document shows any more (remove them): {stale}"
+    for command, test_file in ELSEWHERE.items():
+        source = (Path(__file__).parent / test_file).read_text()
+        words = [w.split(":=")[-1] for w in command.split()[2:]]  # sim.launch.py, single_auv, true
+        assert all(w in source for w in words), f"{test_file} does not run {command!r}"
     assert len(documented("python")) == 1, "the quickstart's autonomy script is run by test_fleet_session"
 
 
