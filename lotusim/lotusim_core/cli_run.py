@@ -80,10 +80,6 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from lotusim_core import launch_plan
 
-    if not (math.isfinite(args.duration) and args.duration >= 0):
-        raise ValueError(
-            f"--duration {args.duration}: expected a finite number of sim seconds >= 0 (0: the scenario's)"
-        )
     scenario, overrides = launch_plan.scenario_from_cli(args)
     hil_plan = None
     if getattr(args, "remap", ""):

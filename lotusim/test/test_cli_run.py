@@ -310,5 +310,6 @@ def test_lockstep_run_says_what_it_waits_for_and_stops_at_the_duration(tmp_path,
 @pytest.mark.parametrize("duration", ["nan", "inf", "-1"])
 def test_run_refuses_a_duration_that_is_not_a_finite_sim_time(duration):
     proc = _lotusim("run", "single_auv", "--duration", duration, timeout=60)
-    assert proc.returncode == 2 and f"--duration {float(duration)}" in proc.stderr, proc.stderr
+    error = f"argument --duration: expected a finite number of sim seconds >= 0, got '{duration}'"
+    assert proc.returncode == 2 and error in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
