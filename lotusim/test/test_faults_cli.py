@@ -42,7 +42,7 @@ KINDS = [
     "mas_server",
     "sensor_publisher",
     "current_server",
-    "depth_heading_autopilot_remus_1",
+    "controller_host_0",  # the process hosting the scenario's controllers
 ]
 RECOVERY_LIMIT_S = 90.0  # per node kind, from the kill to a complete listing and both workers advancing
 
