@@ -34,6 +34,10 @@ def test_a_killed_node_is_restarted_after_the_delay_with_its_log_kept(tmp_path):
     with pl.ProcessLauncher([node], tmp_path / "logs") as launcher:
         first = launcher.processes["sleeper"]
         assert launcher.supervise() == []
+        log = tmp_path / "logs" / "sleeper.log"
+        deadline = time.monotonic() + 10.0  # killed before its echo, the first instance would log nothing
+        while "started" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
         killed = time.monotonic()
@@ -42,7 +46,6 @@ def test_a_killed_node_is_restarted_after_the_delay_with_its_log_kept(tmp_path):
         assert [(r.name, r.returncode) for r in restarts] == [("sleeper", -signal.SIGKILL)]
         second = launcher.processes["sleeper"]
         assert second.pid != first.pid and second.poll() is None
-        log = tmp_path / "logs" / "sleeper.log"
         deadline = time.monotonic() + 5.0
         while log.read_text().splitlines().count("started") < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
