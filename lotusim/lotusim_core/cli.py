@@ -21,9 +21,9 @@ SUBCOMMANDS = [
 
 
 # What a user's input or setup can raise (ScenarioError, CatalogueError and the other validation errors are
-# ValueErrors; OSError covers missing or unwritable files; TimeoutError: no running simulation answers;
+# ValueErrors; OSError covers missing or unwritable files;
 # RuntimeError: a goal rejected, rclpy unable to start). Anything else is a bug and keeps its traceback.
-USER_ERRORS = (ValueError, OSError, TimeoutError, RuntimeError)
+USER_ERRORS = (ValueError, OSError, RuntimeError)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,12 +42,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except USER_ERRORS as exc:  # configuration errors, files, no simulation to talk to: one line, no traceback
-        print(f"lotusim: error: {exc}", file=sys.stderr)
-        return 2
-    except TimeoutError as exc:  # a running simulation that does not answer: one clear line, no traceback
+    except TimeoutError as exc:  # no simulation answers (or not in time): one clear line, no traceback, exit 1
         print(f"lotusim: error: {exc}", file=sys.stderr)
         return 1
+    except USER_ERRORS as exc:  # configuration errors, files: one line, no traceback, exit 2
+        print(f"lotusim: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -175,10 +175,11 @@ SPAWN_SECTIONS = ("vessels", "generators", "world")  # the sections whose overri
 def spawn_command(scenario_path: str | Path, overrides: dict[str, Any]) -> list[str]:
     """The spawner process: `lotusim spawn --scenario FILE [--set key=value ...]`, with the overrides that change
     the spawn items (vessels, generators, world origin; not sensor rates, physics or environment, which only the
-    nodes use)."""
+    nodes use) and the number of workers (the spawner waits for each of them)."""
     command = ["lotusim", "spawn", "--scenario", str(scenario_path)]
     for key, value in overrides.items():
-        if key.split(".")[0] in SPAWN_SECTIONS and ".sensors." not in f"{key}.":
+        spawn_item = key.split(".")[0] in SPAWN_SECTIONS and ".sensors." not in f"{key}."
+        if spawn_item or key == "physics.workers":  # the spawner waits for every worker of the scenario
             command += ["--set", f"{key}={_flow(value)}"]
     return command
 

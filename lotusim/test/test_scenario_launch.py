@@ -204,3 +204,9 @@ def test_hil_launch_applies_the_remapping(launch_modules, tmp_path):
     assert nodes["dynamics_0"]["parameters"][0]["mode"] == "lockstep"
     with pytest.raises(ValueError, match="remap:="):
         run_launch("hil.launch.py")
+
+
+def test_the_spawner_is_told_how_many_workers_to_wait_for():
+    """ros2 launch ... workers:=2: the spawner waits for both workers (it waited for one and spawned early)."""
+    command = launch_plan.spawn_command("s.yaml", {"physics.workers": 2, "physics.step_s": 0.01})
+    assert command[-2:] == ["--set", "physics.workers=2"] and "physics.step_s=0.01" not in " ".join(command)
