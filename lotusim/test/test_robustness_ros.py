@@ -203,7 +203,7 @@ def test_cli_user_errors_are_one_line_without_a_traceback(monkeypatch, capsys):
         raise TimeoutError("/lotusim/list_vessels: no answer within 30 s (is `lotusim run` running?)")
 
     monkeypatch.setattr(cli_fleet, "cmd_list", no_simulation)
-    assert cli.main(["list"]) == 2
+    assert cli.main(["list"]) == 1  # no simulation answers: 1 (bad input: 2)
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
         "lotusim: error: /lotusim/list_vessels: no answer within 30 s (is `lotusim run` running?)"
