@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -227,16 +226,7 @@ def _run_autonomy_script(tmp_path: Path, env: dict) -> None:
     (script,) = documented("python")
     path = tmp_path / "my_autonomy.py"
     path.write_text(script)
-    proc = subprocess.Popen(
-        [sys.executable, "-u", str(path)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = _start(f"python -u {path.name}", tmp_path, env)  # as a user runs it, in a shell with env.sh
     speeds: list[float] = []
     try:
         deadline = time.monotonic() + 90.0
