@@ -234,7 +234,7 @@ def run_scenario(
             settle = time.monotonic() + 1.0  # let the server match our response readers (DDS discovery race)
             spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
             spin_until(lambda: len(stats) >= len(workers), 60.0, "the dynamics workers did not report")
-            clock.wait_ready(60.0, spin_until)
+            clock.wait_ready(60.0, spin_until, stats)
             result = _spawn(client, plan.spawn_items(), spin_once)
             summary["spawned"], summary["spawn_failed"] = result.succeeded, result.failed
             for r in result.results:

@@ -82,9 +82,12 @@ class RunClock:
         latched = QoSProfile(
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
-        self.environment_seen = False
+        self.environment_revision: int | None = None  # of the latest /lotusim/environment seen
         node.create_subscription(
-            EnvironmentConfig, "/lotusim/environment", lambda _m: setattr(self, "environment_seen", True), latched
+            EnvironmentConfig,
+            "/lotusim/environment",
+            lambda m: setattr(self, "environment_revision", m.revision),
+            latched,
         )
         self._set = node.create_client(SetParameters, f"/{master_node}/set_parameters")
         self._step = node.create_client(Step, "/lotusim/step")
@@ -118,10 +121,16 @@ class RunClock:
         return self.master_iteration * self.step_ns * 1e-9
 
     # --- control ------------------------------------------------------------------------------------------
-    def wait_ready(self, timeout_s: float, spin_until) -> None:
-        """The master's services are up and the environment is published (the workers, up since before, got it
-        too: released later, a run would apply it at some random sim time)."""
-        spin_until(lambda: self.environment_seen, timeout_s, "no environment on /lotusim/environment")
+    def wait_ready(self, timeout_s: float, spin_until, stats: dict) -> None:
+        """The master's services are up and every worker applies the published environment (its SimStats in
+        `stats`, by worker, report that revision): released earlier, a worker that got the latched environment
+        late (a loaded machine) would apply it at some random sim time and the run would not be reproducible."""
+        spin_until(lambda: self.environment_revision is not None, timeout_s, "no environment on /lotusim/environment")
+
+        def applied() -> bool:
+            return all(w in stats and stats[w].environment_revision >= self.environment_revision for w in self.workers)
+
+        spin_until(applied, timeout_s, "the dynamics workers did not apply the environment")
         spin_until(self._set.service_is_ready, timeout_s, "the clock master's parameter service did not come up")
         spin_until(self._step.service_is_ready, timeout_s, "/lotusim/step did not come up")
 

@@ -190,6 +190,7 @@ class DynamicsWorker(Node):
         self.vessels: dict[str, VesselEntry] = {}
         self.environment: Environment = build_environment(None)
         self.environment_yaml = ""
+        self.environment_revision = 0  # of the /lotusim/environment applied (0: none yet), reported in the stats
         self._env_cache: dict[str, np.ndarray] = {}
         self._env_next_ns = 0  # sim time of the next environment sample, ns
         self._clock_bytes = RawMessage(Clock(), ["clock.sec", "clock.nanosec"]).packer()  # (sec, nanosec) -> CDR
@@ -384,6 +385,7 @@ class DynamicsWorker(Node):
             self.get_logger().error(f"environment revision {msg.revision} ignored: {exc}")
             return
         self.environment, self.environment_yaml = env, msg.config_yaml
+        self.environment_revision = msg.revision
         self._fleet_changed()
         self.get_logger().info(f"environment revision {msg.revision} applied")
 
@@ -552,6 +554,7 @@ class DynamicsWorker(Node):
             frozen_count=int(np.count_nonzero(self.fleet.frozen)) if self.fleet.names else 0,
             step_compute_time_s=w["compute"] / w["n"] if w["n"] else 0.0,
             step_compute_time_max_s=w["compute_max"],
+            environment_revision=self.environment_revision,
         )
         msg.header.stamp = stamp_from_ns(self.sim_time_ns)
         self._stats_pub.publish(msg)

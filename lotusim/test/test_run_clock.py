@@ -113,3 +113,40 @@ def test_recorder_keeps_fleet_states_by_sim_time_and_ends_with_the_last(ros_cont
     with AnyReader([tmp_path / "rec"], default_typestore=make_typestore()) as reader:
         stamps = [stamp_ns(raw) for _, _, raw in reader.messages()]
     assert stamps == [k * 90_000_000 for k in range(1, 112)] + [10_020_000_000]
+
+
+def test_release_waits_until_every_worker_applies_the_published_environment(ros_context):
+    """lotusim run releases sim time only once each worker reports (SimStats.environment_revision) the
+    environment revision on /lotusim/environment: a worker that got the latched environment late (seen in CI on a
+    loaded machine) would otherwise start the run without its current and apply it at some random sim time."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from lotusim_core.run_clock import RunClock
+    from lotusim_interfaces.msg import EnvironmentConfig, SimStats
+
+    sim = Sim(ros_context, mode="fast", step_s=0.02, run_until_s=0.0)
+    try:
+        stats: dict[str, SimStats] = {}
+        sim.client.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.__setitem__(m.worker, m), 10)
+        clock = RunClock(sim.client, sim.spin_once, "dynamics_0", ["worker_0"], 0.02, 1)
+
+        def spin_until_or_raise(predicate, timeout_s: float, what: str) -> None:
+            spin_until(sim.executor, predicate, timeout_s, what)
+
+        # a worker's report from before the environment came: held, with the reason in the error
+        stale = {"worker_0": SimStats(worker="worker_0", environment_revision=0)}
+        latched = QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        publisher = sim.client.create_publisher(EnvironmentConfig, "/lotusim/environment", latched)
+        publisher.publish(
+            EnvironmentConfig(revision=7, config_yaml="current: {model: constant, velocity_enu: [0.3, 0.0, 0.0]}")
+        )
+        with pytest.raises(TimeoutError, match="did not apply the environment"):
+            clock.wait_ready(3.0, spin_until_or_raise, stale)
+        # the worker's own reports: ready once it applies revision 7
+        clock.wait_ready(30.0, spin_until_or_raise, stats)
+        assert stats["worker_0"].environment_revision == 7 and sim.worker.environment_revision == 7
+        assert sim.worker.iteration == 0  # still held: wait_ready releases nothing
+    finally:
+        sim.close()
