@@ -27,6 +27,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from lotusim_core.process_launcher import die_with_parent
+
 # Anchors (000_16d95c7c0b28c8b9.txt Table V and the LOTUSim multi-agent benchmark data, shared/reference/peers.md
 # section 7): accelerated-time RTF vs agents, and the real-time fleet sizes that keep a 30 ms physics step.
 ANCHORS_FAST_RTF = {
@@ -64,7 +66,12 @@ def _start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
     """Start `python -m args...` with its output in `log` (a pipe nobody reads would block a chatty node)."""
     with log.open("w") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", *args], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            [sys.executable, "-m", *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent(),
         )
 
 

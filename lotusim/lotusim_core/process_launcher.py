@@ -3,7 +3,8 @@
 Each lotusim_core.launch_plan.NodeSpec (the same list sim.launch.py turns into launch_ros Nodes) becomes one
 process of its console script with `--ros-args -r __node:=<name> --params-file <file> -r from:=to ...`; the
 parameters go through a YAML parameters file, as `ros2 launch` does, so YAML-valued strings survive intact.
-Stopping sends SIGINT to every process group and waits (SIGKILL after a timeout).
+Stopping sends SIGINT to every process group and waits (SIGKILL after a timeout); a node whose launcher dies
+(even by kill -9) gets SIGTERM from the kernel (`die_with_parent`), so nothing is left running.
 
 Supervision (as launch's `respawn=True` with `respawn_delay`): `supervise()`, called in the caller's loop,
 starts again a node that died, `RESPAWN_DELAY_S` after its death, appending to its log; a node that died
@@ -13,6 +14,7 @@ starts again a node that died, `RESPAWN_DELAY_S` after its death, appending to i
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -30,6 +32,25 @@ from lotusim_core.launch_plan import NodeSpec
 RESPAWN_DELAY_S = 1.0  # wall time between a node's death and its restart (launch's respawn_delay)
 MAX_RESTARTS = 5  # restarts of one node within RESTART_WINDOW_S before the run is given up
 RESTART_WINDOW_S = 60.0
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that started it ends (Linux)
+
+
+def die_with_parent():
+    """A `preexec_fn` for Popen: the child gets SIGTERM when its parent dies, however it dies (kill -9
+    included). Nodes run in sessions of their own (a terminal's Ctrl-C goes through us), so without it a
+    killed `lotusim run` left its nodes running, a fast-mode worker on a full core, until someone found them.
+    Call it in the thread that lives as long as the children (the main thread)."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec if sys.platform.startswith("linux") else None
 
 
 class NodeGaveUp(RuntimeError):
@@ -109,6 +130,7 @@ class ProcessLauncher:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             env=os.environ.copy(),
+            preexec_fn=die_with_parent(),
         )
         self.processes[spec.name].log = log
 

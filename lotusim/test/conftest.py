@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import tempfile
+import time
+import uuid
+import warnings
 
 import pytest
 
@@ -45,6 +49,10 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 # UDP only: killed processes would otherwise leave Fast DDS shared-memory files in /dev/shm.
 os.environ.setdefault("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
+# Every process a test starts inherits this mark (the subprocess environments are copies of os.environ), so
+# what a test leaves running can be found and ended after it (kill_what_the_test_left).
+_MARK = f"LOTUSIM_TEST_RUN={uuid.uuid4().hex}"
+os.environ[_MARK.split("=")[0]] = _MARK.split("=")[1]
 
 
 _LAST_TEST_DOMAIN = [int(os.environ["ROS_DOMAIN_ID"])]
@@ -80,3 +88,57 @@ def own_domain_env():
     domain, lock = _claim_free_domain()
     yield dict(os.environ, ROS_DOMAIN_ID=str(domain))
     lock.close()
+
+
+KEEP = "LOTUSIM_TEST_KEEP"  # in a subprocess environment: a module-scoped fixture ends it, not each test
+
+
+def _marked_processes() -> list[int]:
+    """The live processes other than this one that carry this test run's mark in their environment (and not
+    KEEP=1)."""
+    found = []
+    mark, keep = _MARK.encode(), f"{KEEP}=1".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as environ:
+                variables = environ.read().split(b"\0")
+                if mark not in variables or keep in variables:
+                    continue
+            with open(f"/proc/{entry}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+        except OSError:  # gone, or not ours to read
+            continue
+        found.append(int(entry))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def kill_what_the_test_left(request):
+    """After each test, end the processes it started and left running (a node orphaned by a failed test, a
+    ros2 CLI daemon), with a warning naming them: on a 2-core machine one leftover fast-mode worker slows
+    every later test, and a suite's failures then cascade into timeouts."""
+    yield
+    if not os.path.isdir("/proc"):
+        return
+    left = _marked_processes()
+    if not left:
+        return
+    names = []
+    for pid in left:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+            names.append(f"{pid}: {command[:120]}")
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+    deadline = time.monotonic() + 5.0
+    while _marked_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    daemons = [n for n in names if "ros2cli.daemon" in n]
+    others = [n for n in names if n not in daemons]
+    if others:
+        warnings.warn(f"{request.node.nodeid} left {len(others)} process(es) running, killed: {others}", stacklevel=1)

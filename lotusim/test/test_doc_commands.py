@@ -9,9 +9,11 @@ scratch directory, with env.sh sourced), on a ROS domain of its own.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -87,43 +89,78 @@ def _shell(command: str, cwd: Path, env: dict, timeout: float) -> subprocess.Com
     )
 
 
-def _start(command: str, cwd: Path, env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        ["bash", "-c", f'. "{ROOT}/env.sh" >/dev/null && exec {command}'],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+class Started:
+    """A long-running command in a shell of its own (a process group, as a terminal has): its output is read
+    by a thread, so waiting for a line never blocks past its deadline, even when the command goes silent."""
 
+    def __init__(self, command: str, cwd: Path, env: dict) -> None:
+        self.command = command
+        self.proc = subprocess.Popen(
+            ["bash", "-c", f'. "{ROOT}/env.sh" >/dev/null && exec {command}'],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.output: list[str] = []  # every line read so far
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
-def _wait_for_line(proc: subprocess.Popen, text: str, timeout_s: float) -> list[str]:
-    """Read proc's output until a line contains `text`; the lines read."""
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if text in line:
-            return lines
-    raise AssertionError(f"no {text!r} within {timeout_s:.0f} s; output:\n{''.join(lines[-30:])}")
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
 
+    def next_line(self, deadline: float) -> str | None:
+        """The next line of output, or None at the end of the output or at `deadline` (monotonic s)."""
+        try:
+            line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+        if line is not None:
+            self.output.append(line)
+        return line
 
-def _interrupt(proc: subprocess.Popen, timeout_s: float = 40.0) -> tuple[int, str]:
-    """Ctrl-C (SIGINT to the process group, as a terminal sends it); the exit code and the rest of the output."""
-    os.killpg(proc.pid, signal.SIGINT)
-    try:
-        rest, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        rest, _ = proc.communicate()
-        raise AssertionError(f"still running {timeout_s:.0f} s after Ctrl-C:\n{rest[-2000:]}") from None
-    return proc.returncode, rest
+    def wait_for_line(self, text: str, timeout_s: float) -> list[str]:
+        """Read the output until a line contains `text`; the lines read."""
+        first, deadline = len(self.output), time.monotonic() + timeout_s
+        while (line := self.next_line(deadline)) is not None:
+            if text in line:
+                return self.output[first:]
+        ended = f"exited with {self.proc.poll()}" if self.proc.poll() is not None else f"within {timeout_s:.0f} s"
+        raise AssertionError(f"{self.command}: no {text!r} ({ended}); output:\n{''.join(self.output[-30:])}")
+
+    def check_running(self) -> None:
+        """Fail with the command's output if it has ended."""
+        if self.proc.poll() is not None:
+            self._reader.join(timeout=5.0)
+            while self.next_line(time.monotonic()) is not None:
+                pass
+            raise AssertionError(
+                f"{self.command} ended (exit code {self.proc.returncode}):\n{''.join(self.output[-30:])}"
+            )
+
+    def interrupt(self, timeout_s: float = 40.0) -> tuple[int, str]:
+        """Ctrl-C (SIGINT to the process group, as a terminal sends it); the exit code and the rest of the
+        output."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            raise AssertionError(f"{self.command}: still running {timeout_s:.0f} s after Ctrl-C") from None
+        finally:
+            self._reader.join(timeout=10.0)
+        first = len(self.output)
+        while self.next_line(time.monotonic()) is not None:
+            pass
+        return self.proc.returncode, "".join(self.output[first:])
 
 
 def test_every_documented_command_is_exercised():
@@ -183,24 +220,27 @@ def test_benchmarks_print_their_table(command, tmp_path, own_domain_env):
 
 
 def test_mixed_fleet_runs_until_interrupted(tmp_path, own_domain_env):
-    proc = _start(UNTIL_INTERRUPTED[1], tmp_path, own_domain_env)
+    sim = Started(UNTIL_INTERRUPTED[1], tmp_path, own_domain_env)
     try:
-        lines = _wait_for_line(proc, "vessels spawned", timeout_s=300)
+        lines = sim.wait_for_line("vessels spawned", timeout_s=300)
         assert any("99" in line for line in lines[-3:]), "".join(lines[-10:])
         time.sleep(5.0)
+        sim.check_running()
     finally:
-        code, rest = _interrupt(proc)
+        code, rest = sim.interrupt()
     assert code in (0, 130), rest[-3000:]
 
 
 def test_fleet_session(tmp_path, own_domain_env):
-    """The quickstart's second shell: fleet commands and the autonomy script against `lotusim run single_auv`."""
+    """The quickstart's second shell: fleet commands and the autonomy script against `lotusim run single_auv`,
+    which runs until Ctrl-C (it has no duration: a slow session must not outlive it)."""
     own_domain_env = dict(own_domain_env, LOTUSIM_CHECKPOINT_DIR=str(tmp_path / "checkpoints"))
-    sim = _start(UNTIL_INTERRUPTED[0], tmp_path, own_domain_env)
+    sim = Started(UNTIL_INTERRUPTED[0], tmp_path, own_domain_env)
     try:
-        _wait_for_line(sim, "vessels spawned", timeout_s=180)
+        sim.wait_for_line("vessels spawned", timeout_s=180)
         out = {}
         for command in FLEET_SESSION:
+            sim.check_running()
             proc = _shell(command, tmp_path, own_domain_env, timeout=180)
             assert proc.returncode == 0, f"{command}:\n{proc.stdout}\n{proc.stderr}"
             out[command] = proc.stdout
@@ -215,8 +255,9 @@ def test_fleet_session(tmp_path, own_domain_env):
             assert (tmp_path / "checkpoints" / name / "checkpoint.json").is_file(), f"checkpoint {name} not written"
         listed = _shell("lotusim list", tmp_path, own_domain_env, timeout=120).stdout
         assert "remus_1" in listed and "scout" not in listed and "auv2" not in listed, listed
+        sim.check_running()
     finally:
-        code, rest = _interrupt(sim)
+        code, rest = sim.interrupt()
     assert code in (0, 130), rest[-3000:]
 
 
@@ -226,16 +267,13 @@ def _run_autonomy_script(tmp_path: Path, env: dict) -> None:
     (script,) = documented("python")
     path = tmp_path / "my_autonomy.py"
     path.write_text(script)
-    proc = _start(f"python -u {path.name}", tmp_path, env)  # as a user runs it, in a shell with env.sh
+    script_run = Started(f"python -u {path.name}", tmp_path, env)  # as a user runs it, in a shell with env.sh
     speeds: list[float] = []
     try:
         deadline = time.monotonic() + 90.0
-        while time.monotonic() < deadline and not (speeds and speeds[-1] > 0.3):
-            line = proc.stdout.readline()
-            if not line:
-                break
+        while not (speeds and speeds[-1] > 0.3) and (line := script_run.next_line(deadline)) is not None:
             if match := re.match(r"u = (-?\d+\.\d+) m/s", line):
                 speeds.append(float(match.group(1)))
     finally:
-        _interrupt(proc, timeout_s=20)
+        script_run.interrupt(timeout_s=20)
     assert speeds and speeds[-1] > 0.3, f"scout did not speed up under the script: {speeds[-10:]}"

@@ -4,6 +4,8 @@ Skipped where `ros2 launch` is not installed (../shared/ros2cli/install.sh insta
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -53,10 +55,11 @@ LAUNCH = textwrap.dedent(
 def test_push_ros_namespace_and_launch_remappings_move_vessel_topics(tmp_path, own_domain_env):
     path = tmp_path / "ns.launch.py"
     path.write_text(LAUNCH)
+    log = tmp_path / "launch.log"  # a file, not a pipe: an unread pipe fills and stalls launch and its nodes
     proc = subprocess.Popen(
         ["ros2", "launch", str(path)],
         env=own_domain_env,
-        stdout=subprocess.PIPE,
+        stdout=log.open("w"),
         stderr=subprocess.STDOUT,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -77,8 +80,10 @@ def test_push_ros_namespace_and_launch_remappings_move_vessel_topics(tmp_path, o
     def spin_until(predicate, timeout_s: float, what: str) -> None:
         deadline = time.monotonic() + timeout_s
         while not predicate():
-            assert proc.poll() is None, f"ros2 launch exited:\n{proc.stdout.read()}"
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            assert proc.poll() is None, f"ros2 launch exited:\n{log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, (
+                f"timed out waiting for {what}; launch output:\n{log.read_text()[-3000:]}"
+            )
             executor.spin_once(timeout_sec=0.05)
 
     try:
@@ -109,8 +114,8 @@ def test_push_ros_namespace_and_launch_remappings_move_vessel_topics(tmp_path, o
         context.try_shutdown()
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-            try:
-                proc.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):  # launch's nodes too (a process group of their own)
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

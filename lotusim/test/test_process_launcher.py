@@ -61,3 +61,42 @@ def test_a_node_that_keeps_dying_is_given_up(tmp_path, monkeypatch):
         _supervise_until(launcher, lambda r: False)
     assert len(launcher.restarts) == pl.MAX_RESTARTS
     assert "crasher died 6 times" in str(raised.value) and "bad parameter" in str(raised.value)
+
+
+def test_the_nodes_end_when_their_launcher_is_killed(tmp_path):
+    """kill -9 of the process that started the nodes (lotusim run, the fleet bench) ends them too: they run in
+    sessions of their own, so before die_with_parent they ran on unseen (a fast-mode worker on a full core)."""
+    import subprocess
+    import sys
+
+    script = _script(tmp_path, "sleeper", "exec sleep 120")
+    launcher_code = (
+        "import sys, time\n"
+        "from lotusim_core import process_launcher as pl\n"
+        "from lotusim_core.launch_plan import NodeSpec\n"
+        f"with pl.ProcessLauncher([NodeSpec('lotusim', {script!r}, 'sleeper')], {str(tmp_path / 'logs')!r}) as l:\n"
+        "    print(l.processes['sleeper'].pid, flush=True)\n"
+        "    time.sleep(120)\n"
+    )
+    launcher = subprocess.Popen([sys.executable, "-c", launcher_code], stdout=subprocess.PIPE, text=True)
+    node_pid = int(launcher.stdout.readline())
+    try:
+        os.kill(node_pid, 0)  # the node runs
+        launcher.kill()
+        launcher.wait()
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline and _running(node_pid):
+            time.sleep(0.05)
+        assert not _running(node_pid), "the node outlived its killed launcher"
+    finally:
+        if _running(node_pid):
+            os.kill(node_pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether pid is a live process (not gone, not a zombie waiting for its reaper)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

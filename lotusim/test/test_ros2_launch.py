@@ -154,12 +154,13 @@ def test_ros2_run_starts_a_node_of_the_bootstrapped_package(own_domain_env):
 def launched(request):
     """The launch of one case, cold (its own numba cache and ROS domain), stopped with SIGINT by the test or
     killed at the end."""
-    from conftest import _claim_free_domain
+    from conftest import KEEP, _claim_free_domain
 
     scenario, arguments, strict = CASES[request.param]
     domain, lock = _claim_free_domain()
     tmp = Path(tempfile.mkdtemp(prefix="lotusim-launch-test-"))
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), NUMBA_CACHE_DIR=str(tmp / "numba"), ROS_LOG_DIR=str(tmp))
+    env[KEEP] = "1"  # the launch serves this module's tests: ended here, not after each test (conftest)
     env["PYTHONUNBUFFERED"] = "1"
     wait = f"worker_wait_s:={SPAWN_LIMIT_S:g}"
     launch = Launch([f"scenario:={scenario}", "headless:=true", wait, *arguments], env, tmp / "launch.log")
