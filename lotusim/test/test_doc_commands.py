@@ -177,15 +177,38 @@ def test_every_documented_command_is_exercised():
     assert len(documented("python")) == 1, "the quickstart's autonomy script is run by test_fleet_session"
 
 
-def test_make_demo_writes_its_plot_and_recording():
-    """`make demo`: the bootstrap (stamps only: already done by `make test`) and the demo; its outputs."""
+def test_make_demo_runs_every_mission_and_writes_its_plot_and_recording():
+    """`make demo`: the bootstrap (stamps only: already done by `make test`) and the demo (90 s of sim time of
+    the mixed fleet at RTF 1): the controllers' progress lines, the final per-controller table with every vessel
+    reporting and doing its job, the achieved RTF, the plot and the MCAP recording."""
     started = time.time()
     proc = subprocess.run(
         ["make", "-C", str(ROOT), "demo"], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    text = proc.stdout
+    assert proc.returncode == 0, text[-3000:] + proc.stderr[-3000:]
+    progress = re.findall(r"lotusim: progress at sim +([\d.]+) s \| (.*)", text)
+    assert any("USVs 7/7" in p and "AUVs 47/47" in p and "ROVs 45/45" in p for _, p in progress), text[-3000:]
+    usv = re.search(
+        r"waypoint_follower +7/7 +waypoints reached per USV (\d+)-(\d+) .*cross-track\| median ([\d.]+) m", text
+    )
+    auv = re.search(
+        r"depth_heading_autopilot +47/47 +\|depth error\| median ([\d.]+) m max ([\d.]+) m; "
+        r"\|heading error\| median ([\d.]+) deg max ([\d.]+) deg",
+        text,
+    )
+    rov = re.search(r"station_keeper +45/45 +off station median ([\d.]+) m max ([\d.]+) m", text)
+    assert usv and auv and rov, text[-3000:]
+    # every USV reached its patrol's first waypoint (40-50 m away at 1-2 m/s: about 45 s when measured) and
+    # keeps near its route; the LRAUVs hold their 20 m and the REMUS its 10 m; the BlueROV2s hold station
+    assert int(usv[1]) >= 1 and float(usv[3]) < 20.0, usv[0]
+    assert float(auv[1]) < 1.0 and float(auv[2]) < 5.0 and float(auv[3]) < 10.0, auv[0]
+    assert float(rov[1]) < 1.0 and float(rov[2]) < 3.0, rov[0]
+    rtf = re.search(r"achieved RTF ([\d.]+) over the run .* target 1: (held|FELL SHORT)", text)
+    assert rtf and 0.2 < float(rtf[1]) < 4.0, text[-2000:]
     plot = ROOT / "out" / "demo" / "trajectories.png"
     assert plot.is_file() and plot.stat().st_mtime >= started, "out/demo/trajectories.png not written"
+    assert plot.stat().st_size > 20_000
     recordings = list((ROOT / "out" / "demo").glob("recording_*/*.mcap"))
     assert recordings and max(r.stat().st_mtime for r in recordings) >= started, "no MCAP recording written"
 
