@@ -16,6 +16,7 @@ from lotusim_interfaces.srv import ListVessels, WorkerCommand  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
 
 CHURN_S = float(os.environ.get("LOTUSIM_CHURN_S", "25"))  # wall seconds of creates and deletes (soak: 600)
+# Longer runs for the figures in docs/simulation.md: LOTUSIM_CHURN_S=600, LOTUSIM_BULK_N=5000 (with --timeout 1200)
 
 
 def list_vessels(sim: Sim) -> dict:
@@ -175,7 +176,7 @@ def test_a_bulk_delete_takes_about_as_long_as_the_create(ros_context):
 
     sim = Sim(ros_context, mode="realtime", step_s=0.03)
     try:
-        n = 300
+        n = int(os.environ.get("LOTUSIM_BULK_N", "300"))  # issue 20's figure: 5,000
         start = time.perf_counter()
         result = sim.command([create_item(f"v{k}", "wamv", (10.0 * k, 0.0, 0.0)) for k in range(n)], timeout_s=120.0)
         create_s = time.perf_counter() - start
