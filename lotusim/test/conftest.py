@@ -1,7 +1,7 @@
 """Shared test fixtures: ROS isolation (one DDS domain per test process) and an rclpy context per test.
 
-A distinct ROS_DOMAIN_ID per test process is the only isolation that holds across processes
-(shared/reference/ros2_pip.md): we take the first free id in 1..100 by holding an exclusive lock file on it
+A distinct ROS_DOMAIN_ID per test process is the only isolation that holds across processes (participants of
+one domain discover each other whatever their process, node names or namespaces): we take the first free id in 1..100 by holding an exclusive lock file on it
 for the life of the process, so concurrent pytest runs on one machine never share a domain.
 """
 
