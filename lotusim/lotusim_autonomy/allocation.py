@@ -2,7 +2,7 @@
 
 Fins (torpedo AUV). A fin at r_i (from CO, FRD) at roll angle phi_i around the body x axis lifts along
 n_i = [0, -cos phi_i, -sin phi_i] for a positive deflection (the fin convention of lotusim_physics.fins and
-docs/vehicles.md, 004_786a75be5c5bda5f.txt Eqs. 6-8), so its moment per unit lift is m_i = r_i x n_i. Each fin
+docs/vehicles.md, [Meyers2025] Eqs. 6-8), so its moment per unit lift is m_i = r_i x n_i. Each fin
 takes the projection of the virtual (pitch, yaw) deflection on the direction of its own moment:
     delta_i = (m_i,q delta_q + m_i,r delta_r) / |(m_i,q, m_i,r)|
 For the REMUS cruciform this is top = delta_r, bottom = -delta_r, starboard = -delta_q, port = +delta_q: the
@@ -11,9 +11,9 @@ takes (+-delta_q +- delta_r)/sqrt(2).
 
 Thrusters (differential USV). tau = B T with B the allocation matrix of lotusim_physics.thrusters (Fossen 2021
 sec. 11.2.1); the surge-yaw rows B_2 = B[[X, N]] give the unconstrained least-norm allocation T = B_2^+ tau
-(Fossen 2021 eq. 11.37; 003_7c0f01d86835af2a.txt sec. 5.1 T_L,R = (tau_u -+ tau_r/(d/2))/2 for two thrusters).
+(Fossen 2021 eq. 11.37; [SaldarriagaMesa2025] sec. 5.1 T_L,R = (tau_u -+ tau_r/(d/2))/2 for two thrusters).
 Saturation with yaw priority: the yaw part is kept whole (scaled down only if it alone exceeds the limits) and
-the surge part is scaled to the largest fraction that fits (the heading-first choice of 003 sec. 7 for
+the surge part is scaled to the largest fraction that fits (the heading-first choice of [SaldarriagaMesa2025] sec. 7 for
 position control). Thrust is turned into the thruster's command by inverting its thrust curve.
 """
 

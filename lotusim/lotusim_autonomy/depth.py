@@ -1,5 +1,5 @@
-"""Nested (successive-loop) pitch-depth autopilot of a torpedo AUV (004_786a75be5c5bda5f.txt sec. V-A; Fossen
-2021 sec. 15.3.6; PVS remus100 depth autopilot, peers.md 1.4). NED: depth z down, pitch theta nose-up positive,
+"""Nested (successive-loop) pitch-depth autopilot of a torpedo AUV ([Meyers2025] sec. V-A; Fossen
+2021 sec. 15.3.6; PVS remus100 depth autopilot [PVS2025]). NED: depth z down, pitch theta nose-up positive,
 pitch rate q and heave velocity w of body FRD.
 
 Outer loop (PI, depth -> pitch command, saturated to +-theta_max):

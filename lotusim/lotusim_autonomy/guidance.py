@@ -10,11 +10,11 @@ p_k to the active one p_k+1 (Fossen 2021 sec. 12.4.2, eqs. 12.74-12.80):
 Switching: the circle of acceptance, |p - p_k+1| <= R (Fossen 2021 sec. 12.4.1; LOTUSim range_tolerance). A vessel
 that passes a waypoint outside its circle (s beyond the segment) steers straight back at it.
 
-Speed, the two guidance modes of LOTUSim's waypoint follower (lotusim_reference.md sec. 8), with dt the sim
-time between two odometry messages (the anchor's bug, yaw integrated with milliseconds as seconds, cannot
+Speed, the two guidance modes of LOTUSim's waypoint follower ([Buche2025] code, systems/waypoint_follower), with
+dt the sim time between two odometry messages (the anchor's bug, yaw integrated with milliseconds as seconds, cannot
 happen: every rate here is per second of sim time):
   - "pid":       u_d = sat(Kp d + Ki int d + Kd d_dot) max(cos alpha, 0), d the distance to the waypoint and
-                 alpha the bearing error (003_7c0f01d86835af2a.txt sec. 5.2: u = k_p |xi~|, gated by the
+                 alpha the bearing error ([SaldarriagaMesa2025] sec. 5.2: u = k_p |xi~|, gated by the
                  heading error);
   - "bang_bang": u_d = u_max unless the stopping distance u^2 / (2 a_max) reaches d, then u_min (or 0 before the
                  last waypoint); 0 while |alpha| >= 90 deg.

@@ -1,6 +1,6 @@
 """Surge-speed and heading control of a surface vessel with differential thrust (NED heading, body FRD).
 
-Model-based, after 003_7c0f01d86835af2a.txt sec. 5.1 (tau = M gamma + D nu with gamma = nu_dot_ref +
+Model-based, after [SaldarriagaMesa2025] sec. 5.1 (tau = M gamma + D nu with gamma = nu_dot_ref +
 K (nu_ref - nu)) for surge, and Fossen's PID pole placement for heading (heading.py, PVS Otter):
     X = (m + X_udot) k_u (u_d - u) + Ki_u int (u_d - u) + D_u u_d + D_u|u| |u_d| u_d
     N = heading PID with feed-forward, Kp = m_r w_n^2, Kd = 2 zeta w_n m_r - d_r, Ki = Kp w_n / 10,

@@ -1,5 +1,5 @@
-"""Depth-heading-speed autopilot of a torpedo AUV (004_786a75be5c5bda5f.txt: "built-in depth and heading control",
-nested pitch-depth PID and heading SMC; PVS remus100 `depthHeadingAutopilot`, peers.md 1.4), ROS-free.
+"""Depth-heading-speed autopilot of a torpedo AUV ([Meyers2025]: "built-in depth and heading control",
+nested pitch-depth PID and heading SMC; PVS remus100 `depthHeadingAutopilot` [PVS2025]), ROS-free.
 
 Inputs per control step: the NED state (odometry.NedState) and the set-points depth z_d (m), heading psi_d (rad,
 compass) and either a surge speed u_d (m/s) or a propeller command (the thruster's own unit, e.g. rpm).

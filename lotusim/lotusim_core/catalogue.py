@@ -450,7 +450,7 @@ def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
 
 
 def _curve(v: _Validator, raw: Any, key: str) -> dict[str, float]:
-    """Parameters of the generalised logistic thrust curve (003_7c0f01d86835af2a.txt Eq. 16)."""
+    """Parameters of the generalised logistic thrust curve ([SaldarriagaMesa2025] Eq. 16)."""
     if raw is None:
         raise CatalogueError(v.where, key, "missing: curve models (t200, glf) need their parameters")
     v.keys(raw, key, CURVE_KEYS, ())

@@ -29,15 +29,17 @@ from pathlib import Path
 
 from lotusim_core.process_launcher import die_with_parent
 
-# Anchors (000_16d95c7c0b28c8b9.txt Table V and the LOTUSim multi-agent benchmark data, shared/reference/peers.md
-# section 7): accelerated-time RTF vs agents, and the real-time fleet sizes that keep a 30 ms physics step.
+# Anchors ([Buche2025] Table V and the LOTUSim multi-agent benchmark data [LOTUSimBenchmark2026]):
+# accelerated-time RTF vs agents, and the real-time fleet sizes that keep a 30 ms physics step.
 ANCHORS_FAST_RTF = {
     "LOTUSim LRAUV": {1: 26.84, 5: 10.72, 10: 5.59, 25: 2.52},
     "LRAUV Sim (gz)": {1: 47, 2: 34, 5: 16, 10: 9.09, 20: 4.5, 25: 3.6},
     "UUV Simulator BlueROV2": {1: 143.53, 2: 86.11, 5: 37.97, 10: 20.49, 20: 9.6, 25: 8.02},
 }
 GOALS_FAST_RTF = {1: 1000.0, 25: 100.0}  # issue 5: as fast as possible, one LRAUV and 25 LRAUVs
-ANCHORS_REALTIME = "LOTUSim keeps a 30 ms step for ~55 LRAUVs (no GUI/sensors) and 200 ms for ~750 (peers.md §7)"
+ANCHORS_REALTIME = (
+    "LOTUSim keeps a 30 ms step for ~55 LRAUVs (no GUI/sensors) and 200 ms for ~750 [LOTUSimBenchmark2026]"
+)
 ANCHORS_REALTIME_STEP_MS = {55: 30.0, 750: 200.0}  # the same: LOTUSim's physics step (ms) at N LRAUVs
 
 
@@ -282,7 +284,9 @@ def _plot_step_budget(ax, rows: list[FleetBenchRow]) -> None:
     ax.plot(n, [r.step_compute_max_ms for r in rows], "v:", label="lotusim: longest step in the window")
     ax.axhline(1e3 * rows[0].step_s, color="grey", linestyle="--", label=f"the {1e3 * rows[0].step_s:g} ms step")
     anchors = ANCHORS_REALTIME_STEP_MS
-    ax.plot(list(anchors), list(anchors.values()), "x", markersize=9, label="LOTUSim physics step (peers.md §7)")
+    ax.plot(
+        list(anchors), list(anchors.values()), "x", markersize=9, label="LOTUSim physics step [LOTUSimBenchmark2026]"
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("vessels")

@@ -1,6 +1,6 @@
 """Hardware-in-the-loop remapping: put one simulated vessel's topics under a real vehicle stack's names and rates.
 
-The HoloOcean HIL/SIL setup of 004_786a75be5c5bda5f.txt (sec. IV-V): the simulator publishes the sensor data
+The HoloOcean HIL/SIL setup of [Meyers2025] (sec. IV-V): the simulator publishes the sensor data
 "with the same topics and message types used by the sensor drivers", at "the real sensor update rates", and
 takes the stack's actuator commands back, so the stack runs unchanged. Here that is a remapping file:
 
@@ -37,7 +37,7 @@ from lotusim_core.catalogue import load_vehicle
 from lotusim_core.scenario import Plan, Scenario, ScenarioError
 from lotusim_sensors.suite import merge_sensors, parse_suite
 
-# The per-vessel topics (ARCHITECTURE.md, docs/sensors.md), by the node that owns them. Sensor topics -> the
+# The per-vessel topics (docs/interfaces.md, docs/sensors.md), by the node that owns them. Sensor topics -> the
 # sensor kind whose rate key sets their rate (None: no rate of its own; AIS reports follow ITU-R M.1371).
 SENSOR_TOPICS: dict[str, tuple[str, str | None]] = {
     "imu/data": ("imu", "rate_hz"),

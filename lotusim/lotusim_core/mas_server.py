@@ -1,4 +1,4 @@
-"""mas_server node: the fleet authority (000_16d95c7c0b28c8b9.txt §III, the MAS plugin), ROS wiring over
+"""mas_server node: the fleet authority ([Buche2025] §III, the MAS plugin), ROS wiring over
 lotusim_core.fleet_registry.
 
 - /lotusim/fleet_command (lotusim_interfaces/action/FleetCommand): bulk create / delete / move. Every item gets

@@ -31,7 +31,7 @@ class ThrusterSpec:
     Thrust models:
       - "quadratic": T = rho * D^4 * K_T * n|n|, n in rev/s (Fossen 2021 eq. 9.3 with constant K_T);
         reverse thrust uses kt_reverse when given. Reaction torque Q = rho D^5 K_Q n|n| about the axis.
-      - "t200": Blue Robotics T200 thrust vs. normalised command, 003_7c0f01d86835af2a.txt Eq. 16, Table 2
+      - "t200": Blue Robotics T200 thrust vs. normalised command, [SaldarriagaMesa2025] Eq. 16, Table 2
         parameters in `curve` (the catalogue file says which).
       - "glf": the same generalised logistic curve (Eq. 16 form, also VRX usv_gazebo_thrust_plugin mappingType 1)
         for other thrusters, e.g. the WAM-V's; parameters in `curve`.
@@ -59,7 +59,7 @@ class ThrusterSpec:
 
 @dataclass(frozen=True)
 class FinSpec:
-    """One control surface (fin / rudder / elevator), N-fin model of 004_786a75be5c5bda5f.txt Eqs. 4-9.
+    """One control surface (fin / rudder / elevator), N-fin model of [Meyers2025] Eqs. 4-9.
 
     The fin sits at `position_frd_m` (centre of pressure, from CO). `roll_angle_rad` is the fin's angular
     position around the body x axis (0 = top vertical fin, pi/2 = starboard horizontal fin, ...), which sets its
@@ -85,7 +85,7 @@ class FinSpec:
 
 @dataclass(frozen=True)
 class WindSpec:
-    """Wind load coefficients of a surface vessel (003_7c0f01d86835af2a.txt wind model / Fossen 2021 sec. 10.1)."""
+    """Wind load coefficients of a surface vessel ([SaldarriagaMesa2025] wind model / Fossen 2021 sec. 10.1)."""
 
     frontal_area_m2: float
     lateral_area_m2: float

@@ -8,7 +8,7 @@ Models:
       H(x, y) = Σ_{i,j∈{0,1}} w_i(x) w_j(y) H_{i,j},   w_1(x) = (x − x_0)/(x_1 − x_0),  w_0 = 1 − w_1
 
   which returns the stored depth exactly at every grid node. (LOTUSim-Xdyn's Seabed.cpp swaps the weights and
-  returns 0 at integer pixel coordinates, shared/reference/lotusim_reference.md §5; ours is tested at the nodes.)
+  returns 0 at integer pixel coordinates [LOTUSimXdyn2025]; ours is tested at the nodes.)
   Outside the grid the nearest edge value is used (clamp), as in Seabed.cpp.
 """
 

@@ -2,7 +2,8 @@
 draws the current field for RViz.
 
 The node only wires ROS to lotusim_env.environment (`build_environment(config).current.velocity_enu`); every
-other node rebuilds the same field from the latched configuration (ARCHITECTURE.md, principle 3).
+other node rebuilds the same field from the latched configuration (our design choice, docs/architecture.md rule 3:
+the environment is a pure, seeded function of configuration, seed, sim time and position).
 
 Parameters (docs/current_server.md):
 - `environment_yaml` (string): the whole environment configuration as YAML (schema: docs/environment.md).

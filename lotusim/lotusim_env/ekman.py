@@ -1,6 +1,6 @@
 """Layered Ekman current: wind-driven surface spiral + geostrophic interior + bottom Ekman layer (ENU, m/s).
 
-Structure of 000_16d95c7c0b28c8b9.txt §IV-B (Eqs. 1–4), with the physics of Ekman (1905) as in Stewart,
+Structure of [Buche2025] §IV-B (Eqs. 1–4), with the physics of Ekman (1905) as in Stewart,
 Introduction to Physical Oceanography (2008) §9.2–9.3, and Cushman-Roisin & Beckers, Introduction to
 Geophysical Fluid Dynamics (2011) ch. 8. Complex notation W = u + i v (u east, v north), z up (z = −depth).
 
@@ -9,9 +9,9 @@ Parameters
 - Drag, Eq. (1) of the paper: C_D = (0.79 + 0.08 U10)·10⁻³ for U10 < 20.5 m/s, 2.43·10⁻³ above. The paper's
   threshold 20.5 makes C_D continuous (0.79 + 0.08·20.5 = 2.43). LOTUSim-Xdyn uses 20.2 m/s with 2.423·10⁻³
   (a 0.7 % jump), the Python prototype 7.88·10⁻⁴ + 8.08·10⁻⁵ U10 up to 20.228 m/s (continuous at 2.423·10⁻³);
-  `drag_law` selects paper (default), xdyn or prototype (current_validation.md §3, lotusim_reference.md §5).
+  `drag_law` selects paper (default), xdyn or prototype ([LOTUSimEval2025], [LOTUSimXdyn2025]).
 - Wind stress τ = ρ_air C_D U10² along the direction the wind blows towards (a vector: the spiral turns with the
-  wind, which the paper's Eq. 2 does not do, current_validation.md §6).
+  wind, which the paper's Eq. 2 does not do; see docs/environment.md).
 - Ekman depth D (where the spiral has decayed by e^−π): from an eddy viscosity, D = π √(2 A_z/|f|) (Stewart
   eq. 9.13/9.10), or from the wind, D = 7.6 U10/√(sin|φ|) m (Stewart eq. 9.16, Ekman's empirical rule), or given.
   a = π/D, κ = (1 + i s) a.
@@ -57,7 +57,7 @@ def coriolis_parameter(latitude_deg: float) -> float:
 
 def drag_coefficient(u10_mps: float, law: str = "paper") -> float:
     """Sea-surface drag coefficient C_D at 10 m wind speed U10 (m/s); laws: paper, xdyn, prototype (module doc)."""
-    if law == "paper":  # Eq. (1) of 000_16d95c7c0b28c8b9.txt, after Curcic & Haus (2020)
+    if law == "paper":  # Eq. (1) of [Buche2025], after Curcic & Haus (2020)
         return (0.79 + 0.08 * u10_mps) * 1e-3 if u10_mps < 20.5 else 2.43e-3
     if law == "xdyn":  # LOTUSim-Xdyn EkmanUWCurrentModel.cpp
         return (0.79 + 0.08 * u10_mps) * 1e-3 if u10_mps < 20.2 else 2.423e-3

@@ -1,7 +1,7 @@
 """Offline evaluation of current models against Copernicus data off Brest (LOTUSim Table VIII protocol).
 
-Protocol (000_16d95c7c0b28c8b9.txt §V, Tables VII-VIII; as the evaluation notebooks compute it, documented in
-shared/reference/current_validation.md §2 and data/copernicus_brest/README.md):
+Protocol ([Buche2025] §V, Tables VII-VIII; as the evaluation notebooks [LOTUSimEval2025] compute it,
+documented in docs/validation.md and data/copernicus_brest/README.md):
 - each window holds 9 six-hourly Copernicus snapshots (48 h) on 35 depths x 5 lat x 4 lon;
 - day 0 (snapshots 0..3) gives the model inputs: mean current (ū, v̄) and mean 10 m wind;
 - day 1 (snapshots 4..7, 00/06/12/18 UTC, 2,800 points) is the truth; the paper labels a window by day 2;
@@ -129,7 +129,7 @@ def load_window(folder: Path) -> Window:
 
 @dataclass(frozen=True)
 class Day0Inputs:
-    """Model inputs from day 0 only (what the paper's prototype used, §2-3 of current_validation.md)."""
+    """Model inputs from day 0 only (what the paper's prototype used, [LOTUSimEval2025])."""
 
     ubar_mps: float  # plain mean of uo over day 0 (all 700 points x 4 snapshots)
     vbar_mps: float
@@ -307,7 +307,7 @@ class PaperDay:
 def paper_gm_uv(xyz: np.ndarray) -> np.ndarray:
     """The notebooks' mapping of a Gauss-Markov vector (X, Y, Z) to (uo, vo) = (sqrt(X²+Z²), sqrt(Y²+Z²)).
 
-    A quirk of the paper's evaluation (current_validation.md §2): both components are >= 0 and the vertical
+    A quirk of the paper's evaluation ([LOTUSimEval2025] notebooks): both components are >= 0 and the vertical
     component leaks into both. Reproduced only to check the metric code against the published numbers.
     """
     x, y, z = np.asarray(xyz, float).T
@@ -384,7 +384,7 @@ class EvalOptions:
     """Configuration of our models for the evaluation (CLI flags of `lotusim current-eval`).
 
     interior: what the Ekman model uses as its geostrophic interior (ū, v̄):
-      "uniform": the domain-wide day-0 mean, as the paper's prototype does (current_validation.md §3);
+      "uniform": the domain-wide day-0 mean, as the paper's prototype does ([LOTUSimEval2025]);
       "column": at each grid column, the day-0 mean current at the first data level at or below the surface
                 Ekman depth D (the flow beneath the wind-driven layer; above it the spiral is added), and the
                 day-0 mean at the point itself below D (a gridded geostrophic interior from day 0);
@@ -393,7 +393,7 @@ class EvalOptions:
 
     interior: str = "column"
     surface_depth_rule: str = "wind"  # wind (Stewart eq. 9.16) | eddy_viscosity | fixed
-    eddy_viscosity_m2s: float = 0.01  # used by the eddy_viscosity rule (current_validation.md §6 reference value)
+    eddy_viscosity_m2s: float = 0.01  # used by the eddy_viscosity rule (the reference value of docs/environment.md)
     surface_layer_depth_m: float = 50.0  # used by the fixed rule
     drag_law: str = "paper"  # paper | xdyn | prototype (lotusim_env.ekman.drag_coefficient)
     gm_seeds: int = 50

@@ -2,7 +2,7 @@
 (seed, sim time).
 
 Process (Fossen 2021, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed., §10.3, current model
-V̇_c + μ V_c = w; the continuous Ornstein–Uhlenbeck form, see shared/reference/peers.md §8 item 12):
+V̇_c + μ V_c = w, here in its continuous Ornstein–Uhlenbeck form):
 
     dx = −μ (x − m) dt + σ dW                                   (mean m, reversion rate μ [1/s], σ [unit/√s])
 
@@ -10,7 +10,7 @@ stationary mean m, variance σ²/(2μ), autocorrelation e^{−μ|τ|}. Exact dis
 
     x_{k+1} = m + a (x_k − m) + s ε_k,   a = e^{−μh},   s = σ √((1 − a²)/(2μ))   (s = σ√h when μ = 0)
 
-with ε_k ~ N(0, 1). This fixes the UUV Simulator process (GaussMarkovProcess.cc, peers.md §2.1), which adds
+with ε_k ~ N(0, 1). This fixes the UUV Simulator process (GaussMarkovProcess.cc [UUVSimulator2020]), which adds
 uniform noise without √dt scaling, decays towards 0 instead of the mean, and is seeded from the wall clock.
 
 Why it is a pure function of (seed, t) — the design choice the environment needs (every node evaluating the

@@ -1,4 +1,4 @@
-"""Gridded-data current (LRAUV Sim style, 002_1bc233a69a6533ee.txt §IV-A): velocities stored on a rectilinear
+"""Gridded-data current (LRAUV Sim style, [Player2023] §IV-A): velocities stored on a rectilinear
 grid with non-uniform axes (latitude/longitude or x/y, depth, time), interpolated trilinearly in space and
 linearly in time. For a query at (t, x, y, d) with bracketing nodes, each axis contributes weights
 w_1 = (q − q_0)/(q_1 − q_0), w_0 = 1 − w_1, and

@@ -1,4 +1,4 @@
-"""Depth-stratified current (DAVE's "transient" ocean current, shared/reference/peers.md §2.6): a table of
+"""Depth-stratified current (DAVE's "transient" ocean current [DAVE2023]): a table of
 (depth, east, north) rows, each row's east and north velocity perturbed by its own seeded Gauss–Markov process,
 interpolated linearly in depth between rows and held constant above the first and below the last row:
 

@@ -6,7 +6,7 @@ Direction convention (meteorological, the one weather reports and ERA5/Copernicu
 
     U_enu = U10 · (−sin θ_from, −cos θ_from)
 
-Gusts (after VRX's USVWind.cc, shared/reference/peers.md §5.4): VRX integrates
+Gusts (after VRX's USVWind.cc [VRX2025]): VRX integrates
 v_var += (1/τ)(−v_var + K √(2τ)/√dt · N(0,1)) dt, an Ornstein–Uhlenbeck process with time constant τ and
 stationary standard deviation K. We draw it with the exact discretisation of lotusim_env.gauss_markov (seeded,
 pure function of sim time), one process along the mean wind (gust_std_mps) and one across it

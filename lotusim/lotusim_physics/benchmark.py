@@ -94,7 +94,7 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     ax.loglog(n, us, "o-", label=f"lotusim fleet ({rows[0]['integrator']}, dt {rows[0]['dt_s']} s)")
     ax.axhline(8.0, color="C1", ls="--", label="goal: 1 vessel <= 8 us")
     ax.axhline(1.0, color="C2", ls=":", label="goal: 1,000 vessels >= 1e6 vessel-steps/s")
-    ax.axhline(85.0, color="C3", ls="-.", label="PVS REMUS 100 (peers.md 1.5): 85 us")
+    ax.axhline(85.0, color="C3", ls="-.", label="PVS REMUS 100 (run on this machine): 85 us")
     ax.set_xlabel("vessels in the fleet")
     ax.set_ylabel("wall time per vessel-step (us)")
     ax.set_title(title)

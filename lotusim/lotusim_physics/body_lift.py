@@ -1,6 +1,6 @@
 """Hull lift of a slender body of revolution (Prestero 2001, "Verification of a six-degree of freedom simulation
-model for the REMUS AUV", sec. 3.5.4 body lift, after Hoerner 1965 Fluid-Dynamic Lift; cf. the lift-drag term of
-Fossen's PVS remus100, peers.md sec. 1.3, and Fossen 2021 sec. 8.4).
+model for the REMUS AUV", sec. 3.5.4 body lift, after [Hoerner1965]; cf. the lift-drag term of
+Fossen's PVS remus100 [PVS2025], and Fossen 2021 sec. 8.4).
 
 A hull moving through the water with an angle of attack alpha ~ w_r / u_r (or sideslip beta ~ v_r / u_r) feels
 a lift against the cross flow, proportional to the forward speed, concentrated at the hull's centre of pressure

@@ -1,5 +1,5 @@
 """Hydrodynamic damping D(nu_r) nu_r = D_lin nu_r + D_quad (|nu_r| o nu_r) (Fossen 2021 sec. 6.4 / 7.1;
-LRAUV Sim eq. 3 of 002_1bc233a69a6533ee.txt for the diagonal case).
+LRAUV Sim eq. 3 of [Player2023] for the diagonal case).
 
 D_lin and D_quad are 6x6 matrices of positive magnitudes (D_lin = -[X_u ...], D_quad = -[X_u|u| ...]); with
 the diagonal sets of the catalogue this is the familiar diag(X_u + X_u|u| |u|, ...). The force on the vehicle is

@@ -1,5 +1,5 @@
 """The 6-DOF equations of motion of one vessel, evaluated by the batched integrators (Fossen 2021 ch. 6-7,
-ocean currents sec. 10.3; 004_786a75be5c5bda5f.txt Eqs. 1-3; 002_1bc233a69a6533ee.txt Eq. 2):
+ocean currents sec. 10.3; [Meyers2025] Eqs. 1-3; [Player2023] Eq. 2):
 
     M_RB nu_dot + C_RB(nu) nu + M_A nu_r_dot + C_A(nu_r) nu_r + D(nu_r) nu_r + g(eta) = tau
     nu_r = nu - nu_c,   nu_c = [R(q)^T V_c,NED ; 0 0 0]

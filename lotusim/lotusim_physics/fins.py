@@ -1,23 +1,24 @@
-"""Control surfaces: the N-fin model of 004_786a75be5c5bda5f.txt (HoloOcean 2.0, Eqs. 4-9) with the fin's true
-angle of attack from the local flow (gz-sim LiftDrag, peers.md sec. 3.1/3.3; Fossen 2021 ch. 9 fin lift),
-the piecewise-linear stall of LRAUV Sim (002_1bc233a69a6533ee.txt Eq. 5) and first-order, rate-limited servos.
+"""Control surfaces: the N-fin model of [Meyers2025] (HoloOcean 2.0, Eqs. 4-9) with the fin's true
+angle of attack from the local flow (gz-sim LiftDrag [GzSim2026]; Fossen 2021 ch. 9 fin lift),
+the piecewise-linear stall of LRAUV Sim ([Player2023] Eq. 5) and first-order, rate-limited servos.
 
 A fin sits at r_i (centre of pressure from CO, FRD) at roll angle phi_i around the body x axis
 (0 = top vertical fin, pi/2 = starboard horizontal fin). Its span is s_i = [0, sin phi_i, -cos phi_i] and its
 normal (the lift direction of a positive deflection in forward flow) n_i = [0, -cos phi_i, -sin phi_i]
-(004 Eq. 6 with the paper's angle theta_i = phi_i - pi/2, measured from +y).
+([Meyers2025] Eq. 6 with the paper's angle theta_i = phi_i - pi/2, measured from +y).
 
   local flow    v_i = v_r + w x r_i                      (velocity of the fin through the water, body frame)
-  in plane      a = v_i . x_b,  b = v_i . n_i,   V_i^2 = a^2 + b^2        (004 Eq. 4 with the local velocity)
+  in plane      a = v_i . x_b,  b = v_i . n_i,   V_i^2 = a^2 + b^2        ([Meyers2025] Eq. 4 with the local velocity)
   incidence     alpha_i = delta_i - atan(b / a)           (the fin moving towards +n sees the water from +n)
-  lift, drag    L = 1/2 rho V_i^2 A C_L(alpha_i),  D = 1/2 rho V_i^2 A (c_d0 + k alpha_i^2)   (002 Eq. 5, 004 Eq. 5)
+  lift, drag    L = 1/2 rho V_i^2 A C_L(alpha_i),  D = 1/2 rho V_i^2 A (c_d0 + k alpha_i^2)
+                                                          ([Player2023] Eq. 5, [Meyers2025] Eq. 5)
   directions    lift  l = (-b x_b + a n_i) / V_i   (perpendicular to the local flow, in the fin's plane)
                 drag -(a x_b + b n_i) / V_i        (against the local flow)
-  wrench        F = L l - D (a x_b + b n_i) / V_i,   M = r_i x F          (004 Eqs. 8-9)
+  wrench        F = L l - D (a x_b + b n_i) / V_i,   M = r_i x F          ([Meyers2025] Eqs. 8-9)
 
 atan(b / a) lies within +-pi/2, so a fin in reverse flow (a < 0) is treated as a reversible flat plate, as gz
 LiftDrag normalises alpha to +-90 deg: going astern the lift of a deflection changes sign. With b = 0 and r = 0
-this is exactly the deflection-only model of 004 (plus the drag). C_L(alpha) = a alpha up to the stall angle,
+this is exactly the deflection-only model of [Meyers2025] (plus the drag). C_L(alpha) = a alpha up to the stall angle,
 then the post-stall slope, never changing sign (gz LiftDrag: "make sure cl is still greater than 0").
 
 The incidence term gives a fin its weathervane effect: at zero deflection a tail fin in a cross flow produces lift

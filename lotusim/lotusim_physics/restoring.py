@@ -7,7 +7,7 @@ world "down" axis seen from the body  k = R(q)^T e_z  (third row of R):
     f_g = W k,  f_b = -B k,   g(eta) = -[ f_g + f_b ;  r_g x f_g + r_b x f_b ]
 
 For q = Euler(phi, theta, psi) this is exactly Fossen's eq. 4.6 (k = [-s theta, c theta s phi, c theta c phi]).
-LRAUV Sim eq. 6 (002_1bc233a69a6533ee.txt) is its pitch row: tau = rho g V BG sin(theta) for W = B.
+LRAUV Sim eq. 6 ([Player2023]) is its pitch row: tau = rho g V BG sin(theta) for W = B.
 
 Surface crossing of an underwater vehicle: a hull of vertical extent h (hull_height_m, e.g. the diameter of a
 torpedo) centred on the CB at depth z_b = z + k . r_b is submerged by the fraction eta = (z_b + h/2) / h of its

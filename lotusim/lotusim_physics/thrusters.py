@@ -7,11 +7,11 @@ exp(-h / T_n) is computed once per thruster when the vessel joins the fleet.
 
 Thrust models
   - "quadratic": T = rho D^4 K_T n|n| with n in rev/s (Fossen 2021 eq. 9.3 with constant K_T(J_0);
-    LRAUV Sim eq. 4 of 002_1bc233a69a6533ee.txt); K_T of the reverse quadrant when given. Reaction moment
+    LRAUV Sim eq. 4 of [Player2023]); K_T of the reverse quadrant when given. Reaction moment
     Q = rho D^5 K_Q n|n| about the thrust axis (sign of K_Q = handedness).
   - "t200" (or "glf": the same generalised logistic with the vehicle's own parameters): Blue Robotics T200
     thrust vs normalised command cmd in [-1, 1], the generalised logistic of
-    003_7c0f01d86835af2a.txt Eq. 16 with its Table 2 parameters:
+    [SaldarriagaMesa2025] Eq. 16 with its Table 2 parameters:
         T(cmd) = A + (K - A) / (C + exp(-B (cmd - M)))^(1/nu)   (separate sets for cmd > 0 and cmd < 0),
         T = 0 for |cmd| <= 0.01. The fitted reverse set gives +0.29 N just below -0.01, a fitting artefact;
         the reverse branch is clipped to T <= 0 (and the forward one to T >= 0).
@@ -28,7 +28,7 @@ from numba import njit
 
 from lotusim_core.vehicle_spec import ThrusterSpec
 
-# 003_7c0f01d86835af2a.txt, Table 2 (T200 thrust model fitted to the manufacturer curve)
+# [SaldarriagaMesa2025], Table 2 (T200 thrust model fitted to the manufacturer curve)
 T200_TABLE2 = {
     "A_pos": 0.000001,
     "K_pos": 40.0209,
@@ -65,7 +65,7 @@ def thrust_quadratic(rho, diameter, kt, kt_rev, n_rps):
 
 @njit(cache=True, inline="always")
 def thrust_t200(cmd, curve, o, deadband):
-    """T200 thrust (N) of a normalised command, 003_7c0f01d86835af2a.txt Eq. 16; curve[o:o+12] = pos set, neg set."""
+    """T200 thrust (N) of a normalised command, [SaldarriagaMesa2025] Eq. 16; curve[o:o+12] = pos set, neg set."""
     if abs(cmd) <= deadband:
         return 0.0
     if cmd < 0.0:

@@ -1,4 +1,4 @@
-"""Wind loads on a surface vessel (003_7c0f01d86835af2a.txt sec. 4.3; Fossen 2021 sec. 10.1):
+"""Wind loads on a surface vessel ([SaldarriagaMesa2025] sec. 4.3; Fossen 2021 sec. 10.1):
 
     tau_wind = q [ C_X(gamma) A_F ,  C_Y(gamma) A_L ,  0, 0, 0,  C_N(gamma) A_L L ],   q = 1/2 rho_a V_rw^2
 
@@ -8,9 +8,9 @@ V_rw^2 = u_rw^2 + v_rw^2 and the angle of attack gamma_rw = -atan2(v_rw, u_rw) (
 
     C_X = -c_x cos(gamma_rw),  C_Y = c_y sin(gamma_rw),  C_N = c_n sin(2 gamma_rw)
 
-003 writes the same coefficients with the opposite sign of gamma/C_X; the convention here makes a wind from
-astern push the vessel ahead and a beam wind push it to leeward (tests/test_physics_loads.py), and gives zero
-load to a vessel drifting with the wind. Typical c_x 0.5-0.9, c_y 0.7-0.95, c_n 0.05-0.2 (003).
+[SaldarriagaMesa2025] writes the same coefficients with the opposite sign of gamma/C_X; the convention here makes a wind
+from astern push the vessel ahead and a beam wind push it to leeward (tests/test_physics_loads.py), and gives zero load
+to a vessel drifting with the wind. Typical c_x 0.5-0.9, c_y 0.7-0.95, c_n 0.05-0.2 ([SaldarriagaMesa2025]).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Acoustic ranging (USBL / directional transponder) and acoustic modem, batched over vessel pairs.
 
-Ranging (002_1bc233a69a6533ee.txt sec. VI, directional acoustic transponder giving azimuth and range): for a
+Ranging ([Player2023] sec. VI, directional acoustic transponder giving azimuth and range): for a
 receiver at p_r with attitude q and a target at p_t, the target in the receiver's body frame is
 d = R(q)^T (p_t - p_r); slant range |d|, azimuth atan2(d_y, d_x) (about body z, counter-clockwise from x),
 elevation atan2(d_z, |d_xy|); one-way travel time |d| / c. Gaussian noise on range and angles.
-Modem (002 sec. IV-D: "a delay-based protocol with a range limited drop-off model"): a message sent at t from a
+Modem ([Player2023] sec. IV-D: "a delay-based protocol with a range limited drop-off model"): a message sent at t from a
 source at range r from a receiver arrives at t + r / c, with c = 1500 m/s by default, and is lost with
 probability p(r) = p_min for r <= reliable_range, rising linearly to 1 at max_range, 1 beyond (the protocol
 channel of Unet, Chitre et al., with a linear fade between the reliable and the maximum range).

@@ -10,14 +10,14 @@ Velocity (bottom track): each beam measures the radial velocity b_k . v_s + nois
 sensor's ground velocity (FLU); the velocity is the least-squares solution over the returning beams,
 v = (B^T B)^-1 B^T r_b, covariance sigma^2 (B^T B)^-1. With 4 beams the horizontal std is
 sigma / (sqrt(2) sin t), the vertical sigma / (2 cos t). At least 3 beams are needed (fewer: dropout, the DVL
-loses bottom lock; 001_6eb2539803b60d38.txt sec. III-A (DVL), MissBeamNet, Yona & Klein 2023).
+loses bottom lock; [Song2025] sec. III-A (DVL), MissBeamNet, Yona & Klein 2023).
 Water track (no bottom lock, optional): the same solution against the water mass, i.e. v_s - R^T v_current at
 a layer water_track_distance_m below the sensor (velocity relative to the current), with its own noise.
-Range-dependent rate (001 sec. III-A, "adaptive measurement rate"): a ping can only be repeated after the
+Range-dependent rate ([Song2025] sec. III-A, "adaptive measurement rate"): a ping can only be repeated after the
 echo of its farthest beam returned, so the sample period is max(1 / max_rate_hz, pings_per_sample 2 s_max / c),
 c = 1500 m/s, s_max the longest returning slant range (max_range when searching for the bottom).
-Defaults: Teledyne Pathfinder on the LRAUV (osrf/lrauv, peers.md sec. 3.4): 30 deg tilt, 0.1-80 m, bottom-track
-sigma 0.002 m/s, water-track 0.0035 m/s. Altimeter / echosounder defaults: 003_7c0f01d86835af2a.txt Table A5
+Defaults: Teledyne Pathfinder on the LRAUV (osrf/lrauv [LRAUV2023]): 30 deg tilt, 0.1-80 m, bottom-track
+sigma 0.002 m/s, water-track 0.0035 m/s. Altimeter / echosounder defaults: [SaldarriagaMesa2025] Table A5
 (range 0.2-50 m, 1 Hz, noise 0.01 m).
 """
 

@@ -1,11 +1,11 @@
 """GNSS receiver (NavSatFix + velocity), batched over vessels.
 
 A fix exists only while the antenna is at or above the water surface, z >= 0 (GNSS L-band signals do not
-penetrate sea water: a surfaced AUV gets a fix, a submerged one none, 002_1bc233a69a6533ee.txt sec. VI, Fig. 4
+penetrate sea water: a surfaced AUV gets a fix, a submerged one none, [Player2023] sec. VI, Fig. 4
 "GPS waypoint" phase), and the epoch is not randomly dropped (dropout_probability per epoch, seeded). The
 measured position is the true antenna position plus Gaussian noise (horizontal and vertical std), converted to
 WGS84 latitude / longitude / height around the scenario origin (lotusim_core.geodesy). Velocity is the antenna
-velocity in `map` ENU plus noise. Defaults: 003_7c0f01d86835af2a.txt Table A3 (position noise 0.5 m, velocity
+velocity in `map` ENU plus noise. Defaults: [SaldarriagaMesa2025] Table A3 (position noise 0.5 m, velocity
 noise 0.05 m/s).
 """
 

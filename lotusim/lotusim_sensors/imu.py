@@ -11,7 +11,7 @@ IROS 2013): measurement = truth + bias + white noise, white noise std = noise_de
 bias (drawn once, std turn_on_bias_sigma) + first-order Gauss-Markov process with correlation time tau and
 driving random-walk density sigma_b: b_{k+1} = e^{-dt/tau} b_k + sigma_b sqrt(tau/2 (1 - e^{-2 dt/tau})) n_k
 (exact discretisation of db = -b/tau dt + sigma_b dW; tau <= 0 means a pure random walk b += sigma_b sqrt(dt) n,
-whose variance grows as sigma_b^2 t). Defaults: uuv_simulator's IMU (peers.md sec. 2.4).
+whose variance grows as sigma_b^2 t). Defaults: uuv_simulator's IMU [UUVSimulator2020].
 
 Orientation (AHRS): the true attitude perturbed by a small body-frame rotation with per-axis std
 orientation_noise_std_rad (uuv_simulator default 0.01 rad).

@@ -5,8 +5,8 @@ Absolute pressure at a sensor at depth d below the free surface (hydrostatics):
 with p_atm = 101325 Pa (standard atmosphere, ISO 2533) and rho the environment's water density. Above water the
 sensor reads the atmosphere. Depth is what a driver derives from the reading: d_meas = (p - p_atm) / (rho g),
 so the depth noise is the pressure noise over rho g. Default noise: sigma_depth = 0.01 m at 10 Hz, the value
-matched to a real Blue Robotics Bar30 in 004_786a75be5c5bda5f.txt sec. V (HoloOcean CougUV HIL), as in the
-barometer of 001_6eb2539803b60d38.txt (pressure from atmospheric pressure and water density + Gaussian noise).
+matched to a real Blue Robotics Bar30 in [Meyers2025] sec. V (HoloOcean CougUV HIL), as in the
+barometer of [Song2025] (pressure from atmospheric pressure and water density + Gaussian noise).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from lotusim_core.frames import frd_to_flu
 # origin CO in FRD, metres, the catalogue's body convention) is accepted by every kind; it is converted once to
 # base_link FLU (lotusim_core.frames) and stored as x_m, y_m, z_m.
 DEFAULTS: dict[str, dict[str, float]] = {
-    # uuv_simulator IMU (peers.md sec. 2.4): 50 Hz, gyro noise density 3.394e-4 rad/s/sqrt(Hz), random walk
+    # uuv_simulator IMU [UUVSimulator2020]: 50 Hz, gyro noise density 3.394e-4 rad/s/sqrt(Hz), random walk
     # 3.8785e-5 rad/s^2/sqrt(Hz), bias tau 1000 s, turn-on 0.0087 rad/s; accel 0.004 m/s^2/sqrt(Hz), 0.006
     # m/s^3/sqrt(Hz), 300 s, 0.196 m/s^2; orientation noise 0.01 rad.
     "imu": {
@@ -32,12 +32,13 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "gyro_turn_on_bias_sigma": 0.0087,
         "orientation_noise_std_rad": 0.01,
     },
-    # Gazebo magnetometer on the LRAUV / BlueROV sensor variants (lotusim_reference.md sec. 3): 50 Hz,
-    # sigma 1e-5 (gauss in that plugin = 1e-9 T; we keep 1e-7 T = 100 nT, a typical MEMS noise floor).
+    # Gazebo magnetometer on the LRAUV / BlueROV sensor variants of LOTUSim (IRL-Crossing-CNRS/LOTUSim,
+    # model-sensors-gazebo.sdf): 50 Hz, sigma 1e-5 (gauss in that plugin = 1e-9 T; we keep 1e-7 T = 100 nT, a
+    # typical MEMS noise floor).
     "magnetometer": {"rate_hz": 50.0, "noise_std_t": 1.0e-7},
-    # 004_786a75be5c5bda5f.txt sec. V: 10 Hz, sigma 0.01 m (Bar30 on CougUV).
+    # [Meyers2025] sec. V: 10 Hz, sigma 0.01 m (Bar30 on CougUV).
     "pressure": {"rate_hz": 10.0, "depth_noise_std_m": 0.01},
-    # 003_7c0f01d86835af2a.txt Table A3 (position 0.5 m, velocity 0.05 m/s); 5 Hz = the issue's standard suite.
+    # [SaldarriagaMesa2025] Table A3 (position 0.5 m, velocity 0.05 m/s); 5 Hz = the issue's standard suite.
     "gps": {
         "rate_hz": 5.0,
         "horizontal_noise_std_m": 0.5,
@@ -45,7 +46,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "velocity_noise_std_mps": 0.05,
         "dropout_probability": 0.0,
     },
-    # Teledyne Pathfinder on the LRAUV (osrf/lrauv, peers.md sec. 3.4): 30 deg, 0.1-80 m, 0.002 / 0.0035 m/s;
+    # Teledyne Pathfinder on the LRAUV (osrf/lrauv [LRAUV2023]): 30 deg, 0.1-80 m, 0.002 / 0.0035 m/s;
     # max rate 5 Hz (issue 6 standard suite); water track at 10 m (first bins of the Pathfinder, 20-60 m in
     # lrauv; we use the nearest layer).
     "dvl": {
@@ -59,14 +60,14 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "water_track_distance_m": 10.0,
         "pings_per_sample": 1.0,
     },
-    # 003_7c0f01d86835af2a.txt Table A5 (echosounder): 0.2-50 m, 1 Hz, 0.01 m.
+    # [SaldarriagaMesa2025] Table A5 (echosounder): 0.2-50 m, 1 Hz, 0.01 m.
     "altimeter": {"rate_hz": 1.0, "min_range_m": 0.2, "max_range_m": 50.0, "noise_std_m": 0.01},
     # ITU-R M.1371-5 reporting (lotusim_sensors.ais); position noise as the GPS default.
     "ais": {"position_noise_std_m": 0.5, "navigational_status": 0.0, "course_change_threshold_dps": 1.0},
     # Range/bearing: 1 Hz; noise of a short-baseline USBL class device (range 0.1 m, angles 0.01 rad, project
-    # choice: 002 reports no numbers); 1000 m maximum range.
+    # choice: [Player2023] reports no numbers); 1000 m maximum range.
     "usbl": {"rate_hz": 1.0, "max_range_m": 1000.0, "range_noise_std_m": 0.1, "angle_noise_std_rad": 0.01},
-    # Modem: reliable to 1000 m, lost beyond 2000 m (project choice within 002's "range limited drop-off").
+    # Modem: reliable to 1000 m, lost beyond 2000 m (project choice within [Player2023]'s "range limited drop-off").
     "modem": {"reliable_range_m": 1000.0, "max_range_m": 2000.0, "drop_probability_min": 0.0},
 }
 # Non-numeric keys per kind: ais class ("A" | "B") and mmsi; usbl targets ("all" or a list of names).

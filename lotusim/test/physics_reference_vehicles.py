@@ -1,4 +1,4 @@
-"""Reference vehicles for the physics tests, built from published numbers (shared/reference/peers.md), until
+"""Reference vehicles for the physics tests, built from published numbers (keys: docs/references.md), until
 the catalogue (config/vehicles, lotusim_core.catalogue) is used. Every number says where it comes from;
 the few assumptions are marked [assumption] with the reason.
 """
@@ -14,7 +14,7 @@ from lotusim_core.vehicle_spec import FinSpec, SurfaceHydrostatics, ThrusterSpec
 RHO = 1025.0
 G = 9.81
 
-# --- LRAUV (MBARI Tethys), peers.md sec. 3.1 / 3.4 (gz-sim Hydrodynamics doc example, osrf/lrauv) ----------
+# --- LRAUV (MBARI Tethys): gz-sim Hydrodynamics doc example [GzSim2026], osrf/lrauv [LRAUV2023] ------------
 LRAUV_MASS = 147.8671  # kg, sec. 3.1 doc example
 LRAUV_XUU = 6.2282  # X_u|u| magnitude, kg/m
 LRAUV_C_T = 0.004312328425753156  # gz Thruster, omega in rad/s (sec. 3.2)
@@ -26,7 +26,7 @@ LRAUV_FIN_STALL = 0.17  # rad
 LRAUV_FIN_X = -1.05  # m, fins 1.05 m aft of CO (sec. 3.4, link pose; aft is -x in FRD)
 LRAUV_PROP_X = -1.43162  # m (sec. 3.4)
 # [assumption] BG is not published in the references. 0.0186 m is the value for which LRAUV Sim's stated
-# invariant "at 1 m/s the vehicle pitches a maximum of +-20 deg" (002 sec. V-d, Eq. 10) holds with the fin at
+# invariant "at 1 m/s the vehicle pitches a maximum of +-20 deg" ([Player2023] sec. V-d, Eq. 10) holds with the fin at
 # its stall angle: BG = 1/2 rho v^2 A C_L(stall) d / (m g sin 20 deg).
 LRAUV_BG = (
     0.5 * RHO * 1.0 * LRAUV_FIN_AREA * LRAUV_FIN_CLA * LRAUV_FIN_STALL * -LRAUV_FIN_X
@@ -52,7 +52,7 @@ def lrauv(coriolis: str = "full", damping: bool = True, bg_m: float = LRAUV_BG) 
     return VehicleSpec(
         name="lrauv_test",
         domain="underwater",
-        description="LRAUV from peers.md sec. 3.1/3.4",
+        description="LRAUV from gz-sim and osrf/lrauv",
         mass_kg=LRAUV_MASS,
         inertia_cg_kgm2=np.diag([3.0, 41.980233, 41.980233]),  # base_link, sec. 3.4
         cg_frd_m=np.array([0.0, 0.0, bg_m]),
@@ -86,7 +86,7 @@ def lrauv(coriolis: str = "full", damping: bool = True, bg_m: float = LRAUV_BG) 
     )
 
 
-# --- REMUS 100, Fossen's Python Vehicle Simulator (peers.md sec. 1.2, sec. 8.8) ------------------------------
+# --- REMUS 100, Fossen's Python Vehicle Simulator [PVS2025] ------------------------------------------------
 REMUS_RHO = 1026.0
 REMUS_MASS = 31.03  # kg = 4/3 pi rho a b^2
 REMUS_BG = 0.02  # m, r_bg = (0, 0, 0.02)
@@ -99,7 +99,7 @@ def remus(bg_m: float = REMUS_BG, coriolis: str = "full") -> VehicleSpec:
     return VehicleSpec(
         name="remus_test",
         domain="underwater",
-        description="REMUS 100 from PVS (peers.md sec. 1.2)",
+        description="REMUS 100 from PVS",
         mass_kg=REMUS_MASS,
         inertia_cg_kgm2=REMUS_INERTIA_CG.copy(),
         cg_frd_m=np.array([0.0, 0.0, bg_m]),
@@ -111,8 +111,8 @@ def remus(bg_m: float = REMUS_BG, coriolis: str = "full") -> VehicleSpec:
     )
 
 
-# --- WAM-V, VRX (peers.md sec. 5.4, classic VRX damping sec. 8.7) -------------------------------------------
-# [assumption] areas of the WAM-V superstructure; coefficients mid-range of 003 sec. 4.3
+# --- WAM-V, VRX [VRX2025] (classic VRX damping) ------------------------------------------------------------
+# [assumption] areas of the WAM-V superstructure; coefficients mid-range of [SaldarriagaMesa2025] sec. 4.3
 WAMV_WIND = WindSpec(frontal_area_m2=1.0, lateral_area_m2=2.5, length_m=4.9, cx=0.7, cy=0.8, cn=0.1)
 
 
@@ -121,7 +121,7 @@ def wamv(wind: bool = True) -> VehicleSpec:
     return VehicleSpec(
         name="wamv_test",
         domain="surface",
-        description="WAM-V from peers.md sec. 5.4",
+        description="WAM-V from VRX",
         mass_kg=180.0,
         inertia_cg_kgm2=np.diag([120.0, 393.0, 446.0]),
         cg_frd_m=np.zeros(3),
@@ -134,7 +134,7 @@ def wamv(wind: bool = True) -> VehicleSpec:
     )
 
 
-# --- kayak USV of 003_7c0f01d86835af2a.txt: four T200 ------------------------------------------------------
+# --- kayak USV of [SaldarriagaMesa2025]: four T200 ------------------------------------------------------
 def kayak_t200() -> VehicleSpec:
     """Kayak USV: 45.32 kg, 4 T200 (two forward, two aft, differential), Table 3 surge/sway/yaw parameters."""
     m = 45.32

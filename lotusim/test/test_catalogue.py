@@ -2,7 +2,7 @@
 overrides merge and re-validate, and the data reproduce the figures of their sources.
 
 Physics checks compute from the loaded spec and compare with a published or independently derived figure
-(peers.md = /work/shared/reference/peers.md; seeds under /work/shared/seeds/).
+(source keys in docs/references.md).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def specs() -> dict[str, VehicleSpec]:
 
 
 def glf_thrust(t: ThrusterSpec, cmd: float) -> float:
-    """Thrust (N) of a curve thruster at a normalised command: 003_7c0f01d86835af2a.txt Eq. 16, clipped as VRX does.
+    """Thrust (N) of a curve thruster at a normalised command: [SaldarriagaMesa2025] Eq. 16, clipped as VRX does.
 
     Written here from the paper (not imported from the physics) so the data are checked independently.
     """
@@ -112,7 +112,7 @@ def test_rigid_body_mass_matrix_gives_the_kinetic_energy_of_the_body(specs):
 
 
 def test_lrauv_thrust_at_300_rpm_and_terminal_speed(specs):
-    """peers.md 3.2 / 8.5: T(300 rpm) = 6.98 N; steady surge sqrt(T / X_u|u|) = 1.0586 m/s; LRAUV CI 1.01 +- 0.1."""
+    """[LRAUV2023], derived: T(300 rpm) = 6.98 N; steady surge sqrt(T / X_u|u|) = 1.0586 m/s; LRAUV CI 1.01 +- 0.1."""
     spec = specs["lrauv"]
     prop = spec.thrusters[0]
     thrust = quadratic_thrust(prop, spec.water_density_kgm3, 300.0 * 2.0 * math.pi / 60.0)
@@ -162,7 +162,7 @@ def test_remus_fins_are_a_cruciform_tail(specs):
 
 
 def test_bluerov2_heavy_time_constants(specs):
-    """peers.md 8.6 [derived]: surge (13.5 + 6.36) / 13.7 = 1.45 s, heave (13.5 + 18.69) / 33.0 = 0.98 s."""
+    """[vonBenzon2022] [derived]: surge (13.5 + 6.36) / 13.7 = 1.45 s, heave (13.5 + 18.69) / 33.0 = 0.98 s."""
     spec = specs["bluerov2_heavy"]
     mass = rigid_body_mass_matrix(spec) + spec.added_mass
     assert mass[0, 0] / spec.damping_linear[0, 0] == pytest.approx(1.45, abs=0.005)
@@ -195,7 +195,7 @@ def test_bluerov2_heavy_full_surge_speed(specs):
     """Full surge with the T200 curve: each horizontal thruster at the sign of its forward component.
 
     Derived from the sources: 2 x 36.3827 N (forward) + 2 x 28.4393 N (reverse, Table 2 of
-    003_7c0f01d86835af2a.txt) projected by cos 45 deg, against von Benzon's X_u = 13.7, X_u|u| = 141.0.
+    [SaldarriagaMesa2025]) projected by cos 45 deg, against von Benzon's X_u = 13.7, X_u|u| = 141.0.
     """
     spec = specs["bluerov2_heavy"]
     surge = 0.0
@@ -207,11 +207,11 @@ def test_bluerov2_heavy_full_surge_speed(specs):
     assert published * 0.98 < surge <= published
     u = steady_surge_speed(spec.damping_linear[0, 0], spec.damping_quadratic[0, 0], surge)
     assert u == pytest.approx(steady_surge_speed(13.7, 141.0, published), rel=1e-2)
-    assert 0.7 < u < 0.97  # below peers.md 8.6's 0.91-0.97 m/s, which assumes the 16 V T200 (51.5 / 40.2 N)
+    assert 0.7 < u < 0.97  # below the 0.91-0.97 m/s derived for the 16 V T200 (51.5 / 40.2 N)
 
 
 def test_wamv_classic_vrx_steady_speed(specs):
-    """peers.md 8.7: classic VRX, 2 x 250 N against X_u 51.3, X_u|u| 72.4 -> 2.297 m/s."""
+    """Classic VRX [VRX2025], derived: 2 x 250 N against X_u 51.3, X_u|u| 72.4 -> 2.297 m/s."""
     spec = specs["wamv"]
     thrust = sum(t.curve["max_force_fwd_n"] * t.direction_frd[0] for t in spec.thrusters)
     u = steady_surge_speed(spec.damping_linear[0, 0], spec.damping_quadratic[0, 0], thrust)
@@ -238,7 +238,7 @@ def test_wamv_draft_displaces_the_mass(specs):
 
 
 def test_kayak_recovers_the_identified_3dof_model(specs):
-    """003_7c0f01d86835af2a.txt Table 3: zeta_1 = m - X_udot, zeta_2 = m - Y_vdot, zeta_3 = I_z - N_rdot and the
+    """[SaldarriagaMesa2025] Table 3: zeta_1 = m - X_udot, zeta_2 = m - Y_vdot, zeta_3 = I_z - N_rdot and the
     damping zeta_4..zeta_9 are what the 6-DOF lift gives back in surge, sway and yaw."""
     spec = specs["kayak_usv"]
     mass = rigid_body_mass_matrix(spec) + spec.added_mass

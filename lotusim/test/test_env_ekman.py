@@ -1,8 +1,8 @@
 """Layered Ekman current against textbook Ekman theory.
 
-Reference values: shared/reference/current_validation.md §6 (lat 47°, A_z = 0.01 m²/s, U10 = 10 m/s), derived
-from Stewart, Introduction to Physical Oceanography (2008) §9.2–9.3 and Cushman-Roisin & Beckers (2011) ch. 8;
-peers.md §8 items 9–11. Angles are measured in the ENU horizontal plane, anticlockwise positive, so "to the
+Reference values (lat 47°, A_z = 0.01 m²/s, U10 = 10 m/s) derived from Stewart, Introduction to Physical
+Oceanography (2008) §9.2–9.3 and Cushman-Roisin & Beckers (2011) ch. 8; LOTUSim-Xdyn [LOTUSimXdyn2025] as a
+negative reference. Angles are measured in the ENU horizontal plane, anticlockwise positive, so "to the
 right" (clockwise, northern hemisphere) is a negative angle.
 """
 
@@ -19,7 +19,7 @@ LAT = 47.0
 A_Z = 0.01
 U10 = 10.0
 RHO = 1026.0
-# current_validation.md §6
+# derived from [Stewart2008] §9.2 (docs/environment.md, reference numbers)
 REF_CD = 1.59e-3
 REF_TAU = 0.19478
 REF_F = 1.0667e-4
@@ -171,7 +171,7 @@ def test_drag_coefficient_eq1_threshold_and_xdyn_discrepancy():
 
 
 def test_textbook_v0_is_xdyn_value_divided_by_sqrt_rho():
-    """LOTUSim-Xdyn's V0 = √2 π τ/(D f √ρ) is √ρ = 32.03 times ours (lotusim_reference.md §5, peers.md §8.11)."""
+    """LOTUSim-Xdyn's V0 = √2 π τ/(D f √ρ) is √ρ = 32.03 times ours ([LOTUSimXdyn2025])."""
     model = ekman_env().current.model
     xdyn_v0 = np.sqrt(2) * np.pi * model.stress_nm2 / (model.surface_depth_m * model.f * np.sqrt(RHO))
     assert xdyn_v0 / model.surface_speed_v0_mps == pytest.approx(32.03, abs=0.005)

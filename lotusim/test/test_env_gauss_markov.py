@@ -1,7 +1,7 @@
 """Gauss–Markov (Ornstein–Uhlenbeck) processes: analytic statistics over long seeded runs, reproducibility,
 order-independence (pure function of seed and sim time), bounds, and the currents built on them.
 
-Analytic values (peers.md §8 item 12; Fossen 2021 §10.3): dx = −μ(x − m)dt + σ dW has stationary mean m,
+Analytic values (Fossen 2021 §10.3, Ornstein–Uhlenbeck form): dx = −μ(x − m)dt + σ dW has stationary mean m,
 variance σ²/(2μ) and autocorrelation e^{−μ|τ|}; with μ = 0 (random walk) Var x(t) = σ² t whatever the step.
 Tolerances are several standard errors of the estimators (an OU run of length T holds ≈ μT/2 independent
 samples).
@@ -37,7 +37,7 @@ def long_run():
 def test_stationary_mean_is_the_configured_mean_not_zero(long_run):
     _, x = long_run
     standard_error = STD * np.sqrt(2.0 / (MU * x.size))
-    assert abs(x.mean() - MEAN) < 4 * standard_error  # UUV Simulator's process would drift to ≈ 0 (peers.md §2.1)
+    assert abs(x.mean() - MEAN) < 4 * standard_error  # UUV Simulator's process would drift to ≈ 0 [UUVSimulator2020]
 
 
 def test_stationary_variance_is_sigma2_over_2mu(long_run):
@@ -56,7 +56,7 @@ def test_autocorrelation_is_exp_minus_mu_tau(long_run, lag_s):
 
 @pytest.mark.parametrize("step_s", [0.1, 1.0, 5.0])
 def test_random_walk_variance_grows_as_sigma2_t_for_any_step(step_s):
-    """√dt scaling: the variance at t does not depend on the grid step (UUV Simulator's does, peers.md §2.1)."""
+    """√dt scaling: the variance at t does not depend on the grid step (UUV Simulator's does [UUVSimulator2020])."""
     walk = process(mu=0.0, sigma=0.2, step=step_s, dims=2500, initial="mean")
     x = walk.sample(np.array([100.0]))[0]
     assert x.var() == pytest.approx(0.2**2 * 100.0, rel=0.09)  # 4.0; 2500 samples: rel. s.e. 2.8 %

@@ -1,6 +1,6 @@
 """Wind field (direction convention, gust statistics, Taylor advection) and the DAVE-style stratified current.
 
-Gusts: VRX's USVWind process (peers.md §5.4) is an OU process with time constant τ whose stationary standard
+Gusts: VRX's USVWind process [VRX2025] is an OU process with time constant τ whose stationary standard
 deviation is its gain K; we check std K and autocorrelation e^{−lag/τ}. Taylor's frozen turbulence: a point s
 metres downwind sees at t + s/U what the origin saw at t.
 """

@@ -1,5 +1,5 @@
-"""Actuators: thrust models (Fossen quadratic law, T200 curve of 003_7c0f01d86835af2a.txt Eq. 16 / Table 2),
-first-order rotor dynamics, thrust allocation, the N-fin model (004_786a75be5c5bda5f.txt Eqs. 4-9) with stall,
+"""Actuators: thrust models (Fossen quadratic law, T200 curve of [SaldarriagaMesa2025] Eq. 16 / Table 2),
+first-order rotor dynamics, thrust allocation, the N-fin model ([Meyers2025] Eqs. 4-9) with stall,
 and the fin servo limits."""
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ DT = 0.02
 
 
 def test_t200_curve_reproduces_table2_extremes():
-    """003 Table 2: maxForceFwd 36.3827 N at cmd = +1 (the curve with the rounded published parameters gives
-    36.352 N, 0.08 % less). The fitted reverse set gives -27.56 N at cmd = -1 (the table's maxForceRev is
-    -28.44 N: the published fit and the published maximum differ by 3 %)."""
+    """[SaldarriagaMesa2025] Table 2: maxForceFwd 36.3827 N at cmd = +1 (the curve with the rounded published
+    parameters gives 36.352 N, 0.08 % less). The fitted reverse set gives -27.56 N at cmd = -1 (the table's
+    maxForceRev is -28.44 N: the published fit and the published maximum differ by 3 %)."""
     assert t200_thrust(1.0) == pytest.approx(36.3827, rel=1e-3)
     assert t200_thrust(-1.0) == pytest.approx(-27.56, abs=0.01)
     assert abs(t200_thrust(-1.0) - (-28.4393)) / 28.4393 < 0.04
@@ -76,8 +76,8 @@ def test_bluerov_heavy_allocation_gives_pure_surge_and_pure_heave():
 
 
 def test_differential_thrust_turns_the_kayak():
-    """Kayak USV of 003: port thrusters ahead, starboard astern -> yaw to starboard (r > 0). The T200 curve is
-    asymmetric (T(0.5) > |T(-0.5)|), so the kayak also creeps ahead."""
+    """Kayak USV of [SaldarriagaMesa2025]: port thrusters ahead, starboard astern -> yaw to starboard (r > 0).
+    The T200 curve is asymmetric (T(0.5) > |T(-0.5)|), so the kayak also creeps ahead."""
     spec = load_vehicle("kayak_usv")
     fleet = Fleet(DT)
     fleet.add("k", spec, [0, 0, 0], [1, 0, 0, 0])
@@ -92,7 +92,7 @@ def test_differential_thrust_turns_the_kayak():
 
 
 def test_lift_coefficient_is_piecewise_linear_with_stall():
-    """LRAUV LiftDrag numbers (peers.md 3.4): C_L = 4.13 alpha up to 0.17 rad, slope -1.1 beyond; odd."""
+    """LRAUV LiftDrag numbers [LRAUV2023]: C_L = 4.13 alpha up to 0.17 rad, slope -1.1 beyond; odd."""
     a, stall, post = 4.13, 0.17, -1.1
     assert lift_coefficient(0.1, a, stall, post) == pytest.approx(0.413)
     assert lift_coefficient(0.17, a, stall, post) == pytest.approx(0.7021)

@@ -1,7 +1,7 @@
-"""Physics invariants of the Fossen 6-DOF core: the LRAUV Sim CI invariants (002_1bc233a69a6533ee.txt sec. V,
-osrf/lrauv system tests, peers.md sec. 3.4 / 8.5), textbook values (PVS REMUS natural frequencies, peers.md
-sec. 8.8), energy conservation and the kinematics of a tumbling body. Vehicles come from the catalogue
-(config/vehicles) or from physics_reference_vehicles (published numbers, sources inline)."""
+"""Physics invariants of the Fossen 6-DOF core: the LRAUV Sim CI invariants ([Player2023] sec. V,
+osrf/lrauv system tests [LRAUV2023]), textbook values (PVS REMUS natural frequencies [PVS2025]), energy
+conservation and the kinematics of a tumbling body. Vehicles come from the catalogue (config/vehicles) or from
+physics_reference_vehicles (published numbers, sources inline)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_neutral_buoyancy_lrauv_stays_put_for_10000_steps():
 
 
 def test_restoring_moment_oscillates_within_theta0_without_damping():
-    """HydrostaticStability.RestoringMoment (002 Eq. 6): tilted 0.08 rad, no damping -> |pitch| <= theta0
+    """HydrostaticStability.RestoringMoment ([Player2023] Eq. 6): tilted 0.08 rad, no damping -> |pitch| <= theta0
     for 10,000 steps (energy conservation), with little drift (< 1e-2 m)."""
     theta0 = 0.08
     fleet = Fleet(DT)
@@ -92,7 +92,7 @@ def test_restoring_moment_oscillates_within_theta0_without_damping():
 
 @pytest.mark.parametrize(("axis", "expected_rad_s"), [("pitch", 0.903), ("roll", 6.207)])
 def test_remus_natural_frequencies_match_pvs(axis, expected_rad_s):
-    """PVS REMUS 100 (peers.md sec. 1.2, 8.8): omega = sqrt(W BG / M_ii), pitch 0.903 rad/s, roll 6.207 rad/s
+    """PVS REMUS 100 [PVS2025]: omega = sqrt(W BG / M_ii), pitch 0.903 rad/s, roll 6.207 rad/s
     (BG = 0.02 m, M_55 = 4.0402 + 3.4262, M_44 = 0.1244 + 0.0336). Small tilt, no damping.
 
     That textbook value holds the body's surge/sway fixed. Free to translate, the CG below CO couples roll with
@@ -125,13 +125,13 @@ def test_remus_natural_frequencies_match_pvs(axis, expected_rad_s):
 def test_lrauv_terminal_surge_speed_at_300_rpm_matches_damping_law():
     """HydrodynamicsTest.DampForwardThrust: 300 rpm for 45 s -> |v| = 1.01 +- 0.1 m/s (osrf/lrauv CI);
     the steady state of the damping law is u = sqrt(T / X_u|u|) with T = rho D^4 K_T n^2 (LRAUV Sim Eqs. 3-4)
-    = 1.0586 m/s (peers.md 8.5). Acceleration decreases monotonically, heave stays ~0."""
+    = 1.0586 m/s (from [LRAUV2023]). Acceleration decreases monotonically, heave stays ~0."""
     fleet = Fleet(DT)
     fleet.add("lrauv", lrauv_ci(), [0.0, 0.0, 50.0], [1.0, 0.0, 0.0, 0.0])
     fleet.set_thruster_commands("lrauv", [10.0 * math.pi])  # rad/s = 300 rpm
     hist = _run(fleet, 45.0, record=lambda f: np.concatenate([f.nu[0], f.nu_dot[0]]))
     thrust = 1025.0 * 0.2**4 * 0.170244 * 5.0**2  # n = 5 rev/s
-    assert thrust == pytest.approx(6.98, abs=0.005)  # peers.md 3.2 [derived]
+    assert thrust == pytest.approx(6.98, abs=0.005)  # [GzSim2026] Thruster law, [LRAUV2023] coefficient [derived]
     u_steady = math.sqrt(thrust / 6.2282)
     assert u_steady == pytest.approx(1.0586, abs=1e-4)
     speed = np.linalg.norm(hist[-1, :3])
@@ -145,7 +145,7 @@ def test_lrauv_terminal_surge_speed_at_300_rpm_matches_damping_law():
 
 
 def test_constant_rudder_gives_constant_yaw_rate_and_a_circle():
-    """RudderActionTest / 002 sec. V-c: a constant rudder gives a constant yaw rate; the path is then a circle
+    """RudderActionTest / [Player2023] sec. V-c: a constant rudder gives a constant yaw rate; the path is then a circle
     whose radius equals U / r (kinematic consistency of the integrated position). C_A off as in LRAUV Sim. The
     rudder sees the turn's own incidence (sideslip and r x_fin), which reduces its angle of attack: 0.1 rad of
     rudder gives r = 0.018 rad/s, not the 0.026 rad/s of a fin that sees the deflection alone."""
@@ -182,7 +182,7 @@ def test_constant_rudder_with_added_mass_coriolis_but_no_munk_moment_settles_to_
 
 @pytest.mark.parametrize("delta", [0.02, 0.05])
 def test_elevator_equilibrium_pitch_matches_eq10(delta):
-    """ElevatorActionTest / 002 Eq. 10: at equilibrium the restoring moment rho g V BG sin(theta) balances the
+    """ElevatorActionTest / [Player2023] Eq. 10: at equilibrium the restoring moment rho g V BG sin(theta) balances the
     elevator moment 1/2 rho v^2 A C_L(alpha) d (Eq. 10 as printed omits BG; Eq. 6 has it). The fin's angle of
     attack is the deflection plus the flow incidence at equilibrium, alpha = delta + atan(w / u) (gz LiftDrag,
     fins.py), and its force normal to the hull is the lift and drag projected from the flow direction. C_A off
@@ -252,7 +252,7 @@ def test_uniform_current_carries_a_neutral_unactuated_vessel():
 
 
 def test_uniform_cross_current_weathervanes_the_finned_vehicle_and_carries_it():
-    """CurrentsTest.TestGlobalCurrent (osrf/lrauv CI, peers.md 3.4): current (0, 1, 0) for 120 s -> vehicle
+    """CurrentsTest.TestGlobalCurrent (osrf/lrauv CI [LRAUV2023]): current (0, 1, 0) for 120 s -> vehicle
     velocity (0 +- 0.01, 1.0 +- 0.1, 0 +- 0.01). With its fins, which see the cross flow at their position
     (fins.py), the vehicle also weathervanes: the heading turns monotonically towards upstream (west, yaw < 0),
     without roll or pitch; the turning keeps a small relative flow (added mass): 0.966 m/s east and 0.035 m/s

@@ -1,5 +1,5 @@
 """Hydrodynamic lift and the surface crossing: fins that see the local flow's angle of attack (fins.py: LRAUV Sim
-Eq. 5 of 002_1bc233a69a6533ee.txt with gz LiftDrag's true angle of attack, peers.md sec. 3.1/3.3), Prestero's
+Eq. 5 of [Player2023] with gz LiftDrag's true angle of attack [GzSim2026]), Prestero's
 hull lift (body_lift.py), the straight-running stability this gives the shipped torpedoes with C_A in full (the
 Munk moment), and the buoyancy of an underwater vehicle that reaches the surface (restoring.py)."""
 
@@ -153,7 +153,7 @@ def test_remus_pitch_and_yaw_perturbations_decay_at_cruise(axis, name):
 def test_lrauv_with_full_coriolis_runs_straight_at_300_rpm():
     """Catalogue LRAUV (C_A in full: Munk stiffness 121 u^2 N m/rad) at 300 rpm, fins at zero: HydrodynamicsTest.
     DampForwardThrust speed 1.01 +- 0.1 m/s at 45 s and the damping-law steady state sqrt(T / X_u|u|) = 1.0586 m/s
-    (peers.md 8.5); pitch and yaw kicks of 0.1 rad/s decay (< 1e-3 rad/s after 40 s) and it runs straight."""
+    (from [LRAUV2023]); pitch and yaw kicks of 0.1 rad/s decay (< 1e-3 rad/s after 40 s) and it runs straight."""
     spec = load_vehicle("lrauv")
     assert spec.coriolis_added_mass == "full"
     fleet = Fleet(DT, water_density_kgm3=RHO)

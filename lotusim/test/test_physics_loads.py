@@ -1,6 +1,6 @@
 """Surface vessels: waterplane hydrostatics (Fossen 2021 sec. 4.2, no buoyancy above the waterline), wind loads
-(003_7c0f01d86835af2a.txt sec. 4.3 / Fossen 2021 sec. 10.1) and the WAM-V speed of the classic VRX damping
-(peers.md sec. 8.7)."""
+([SaldarriagaMesa2025] sec. 4.3 / Fossen 2021 sec. 10.1) and the WAM-V speed of the classic VRX damping
+(classic [VRX2025], derived)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_no_buoyancy_above_the_waterline():
 
 
 def test_wamv_top_speed_with_classic_vrx_damping():
-    """peers.md sec. 8.7: 2 x 250 N with X_u = 51.3, X_u|u| = 72.4 -> 2.297 m/s (classic VRX)."""
+    """Derived from [VRX2025]: 2 x 250 N with X_u = 51.3, X_u|u| = 72.4 -> 2.297 m/s (classic VRX)."""
     fleet = Fleet(DT)
     fleet.add("wamv", wamv(wind=False), [0.0, 0.0, 0.0], [1, 0, 0, 0])
     fleet.set_body_wrench("wamv", [500.0, 0, 0, 0, 0, 0])

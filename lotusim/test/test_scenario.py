@@ -58,7 +58,7 @@ def test_every_shipped_scenario_loads_and_plans():
 
 
 def test_mixed_fleet_is_table_v_without_aerial_vessels():
-    """000_16d95c7c0b28c8b9.txt Table V: 45 LRAUVs, 45 BlueROVs underwater; 7 surface vessels (1 DTMB + 3 commando
+    """[Buche2025] Table V: 45 LRAUVs, 45 BlueROVs underwater; 7 surface vessels (1 DTMB + 3 commando
     boats + 3 WAM-Vs, the first four replaced by kayak USVs, which the catalogue has)."""
     sc = load_scenario("mixed_fleet_brest")
     models = [v.model for v in sc.vessels]
