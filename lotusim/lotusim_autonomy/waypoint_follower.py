@@ -90,7 +90,7 @@ class WaypointFollower:
             u_max=self.default_speed_mps,
             u_min=read.number("min_speed_mps", 0.2, 0.0),
             a_max=read.number("accel_limit_mps2", 0.2, 0.0),
-            # LOTUSim's linear_pid defaults (0.5, 0.05, 0.1), lotusim_reference.md sec. 8
+            # LOTUSim's linear_pid defaults (0.5, 0.05, 0.1), [Buche2025] code, its waypoint follower
             speed_pid=Pid(
                 read.number("speed_kp", 0.5),
                 read.number("speed_ki", 0.05),

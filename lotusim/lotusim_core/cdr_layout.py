@@ -1,5 +1,5 @@
 """Byte offsets of the fields of a serialized ROS message, computed from the message's type description and its
-values (string and sequence lengths), following the CDR rules (OMG 2019, XCDR version 1, the encoding of the
+values (string and sequence lengths), following the CDR rules ([OMG2019], XCDR version 1, the encoding of the
 ROS 2 middlewares): every primitive is aligned to its size (at most 8) counted from the end of the 4-byte
 encapsulation header; a string is a uint32 length (bytes + NUL) then its bytes and NUL; a sequence is a uint32
 count then its elements; a fixed array is its elements; an empty structure is one byte.

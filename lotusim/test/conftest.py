@@ -1,8 +1,9 @@
 """Shared test fixtures: ROS isolation (one DDS domain per test process) and an rclpy context per test.
 
 A distinct ROS_DOMAIN_ID per test process is the only isolation that holds across processes (participants of
-one domain discover each other whatever their process, node names or namespaces): we take the first free id in 1..100 by holding an exclusive lock file on it
-for the life of the process, so concurrent pytest runs on one machine never share a domain.
+one domain discover each other whatever their process, node names or namespaces): we take the first free id in
+1..100 by holding an exclusive lock file on it for the life of the process, so concurrent pytest runs on one
+machine never share a domain.
 """
 
 from __future__ import annotations

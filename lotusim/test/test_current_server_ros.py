@@ -195,7 +195,7 @@ def test_markers_are_arrows_along_the_current_on_the_configured_grid(ros_context
         h.close()
 
 
-# Textbook case of current_validation.md §6: lat 47°, A_z = 0.01 m²/s, U10 = 10 m/s -> V0 = 0.18381 m/s,
+# Textbook case ([Stewart2008], docs/environment.md): lat 47°, A_z = 0.01 m²/s, U10 = 10 m/s -> V0 = 0.18381 m/s,
 # surface current 45° to the right of the wind (northern hemisphere), spiral turning with the wind.
 EKMAN = """
 origin: {latitude_deg: 47.0, longitude_deg: -6.0}

@@ -1,5 +1,5 @@
 """Bathymetry grids: bilinear interpolation that returns the stored depth exactly at every node (LOTUSim's
-Seabed.cpp returns 0 at integer pixel coordinates, lotusim_reference.md §5), the value of a bilinear function
+Seabed.cpp returns 0 at integer pixel coordinates, [LOTUSimXdyn2025]), the value of a bilinear function
 between nodes, edge clamping outside, the raster orientation (row 0 = north edge), and the three file formats.
 """
 

@@ -1,6 +1,6 @@
-"""`lotusim current-profile`: the printed water column is the Ekman spiral (values of current_validation.md §6),
-the wind convention is stated, --scenario reads the environment section, --plot writes a PNG, bad input is one
-error line (exit code 2)."""
+"""`lotusim current-profile`: the printed water column is the Ekman spiral (the textbook case of [Stewart2008],
+docs/environment.md), the wind convention is stated, --scenario reads the environment section, --plot writes a
+PNG, bad input is one error line (exit code 2)."""
 
 from __future__ import annotations
 
