@@ -259,8 +259,21 @@ class FleetRegistry:
         values = (p.x, p.y, p.z, o.x, o.y, o.z, o.w)
         if not all(math.isfinite(v) for v in values):
             return f"pose must be finite, got {values}"
-        norm = math.sqrt(o.x**2 + o.y**2 + o.z**2 + o.w**2)
-        if norm < 1e-9:
+        q = quaternion_normalised((o.x, o.y, o.z, o.w))
+        if q is None:
             return "orientation quaternion is zero (use w = 1 for no rotation)"
-        o.x, o.y, o.z, o.w = o.x / norm, o.y / norm, o.z / norm, o.w / norm
+        o.x, o.y, o.z, o.w = q
         return ""
+
+
+def quaternion_normalised(q: tuple[float, float, float, float]) -> tuple[float, float, float, float] | None:
+    """The unit quaternion of finite components q, or None if its norm is below 1e-9. Scaled by its largest
+    component first, so components near the float range (1e308: their squares overflow) normalise too."""
+    scale = max(abs(c) for c in q)
+    if scale == 0.0:
+        return None
+    scaled = [c / scale for c in q]
+    norm = math.hypot(*scaled)
+    if norm * scale < 1e-9:
+        return None
+    return tuple(c / norm for c in scaled)

@@ -157,3 +157,20 @@ def test_spawns_are_checked_like_scenario_vessels(tmp_path):
     (tmp_path / "s.yaml").write_text(scenario)
     with pytest.raises(ScenarioError, match="at or below the sea floor"):
         load_scenario(tmp_path / "s.yaml")
+
+
+def test_orientations_near_the_float_range_are_normalised_not_an_internal_error():
+    """Found by test_fuzz: a quaternion with components of 1e214 and 1e308 (finite) made the MAS server's
+    normalisation overflow (x**2) and the item came back INTERNAL_ERROR. Its direction is a valid rotation; a
+    zero quaternion is refused with its reason."""
+    big = _item(FleetCommandItem.CREATE, "big")
+    o = big.vessel.pose.orientation
+    o.x, o.y, o.z, o.w = -1.1343822557781535e214, -5000.0, 1e308, 1.0448636018423092e-301
+    zero = _item(FleetCommandItem.CREATE, "zero")
+    zero.vessel.pose.orientation.w = 0.0
+    registry = _registry()
+    plan = registry.plan([big, zero])
+    assert [p.index for p in plan.accepted] == [0]
+    o = plan.accepted[0].item.vessel.pose.orientation
+    assert (o.x, o.y, o.z, o.w) == pytest.approx((-1.1343822557781535e-94, 0.0, 1.0, 0.0))
+    assert "orientation quaternion is zero" in plan.refused[1].reason
