@@ -37,20 +37,34 @@ RESTART_WINDOW_S = 60.0
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that started it ends (Linux)
 
 
+def _libc_prctl():
+    """libc's prctl, looked up now: the forked child must not load or look up anything (the parent's other
+    threads may have held the dynamic loader's lock at the fork)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _libc_prctl() if sys.platform.startswith("linux") else None
+
+
 def die_with_parent():
     """A `preexec_fn` for Popen: the child gets SIGTERM when its parent dies, however it dies (kill -9
-    included). Nodes run in sessions of their own (a terminal's Ctrl-C goes through us), so without it a
-    killed `lotusim run` left its nodes running, a fast-mode worker on a full core, until someone found them.
-    Call it in the thread that lives as long as the children (the main thread)."""
-    parent = os.getpid()
+    included; Linux only, None elsewhere). Nodes run in sessions of their own (a terminal's Ctrl-C goes through
+    us), so without it a killed `lotusim run` left its nodes running, a fast-mode worker on a full core, until
+    someone found them. The signal follows the death of the thread that calls Popen: call Popen from the main
+    thread (lotusim run and the fleet bench do)."""
+    if _PRCTL is None:
+        return None
+    parent, prctl, sigterm = os.getpid(), _PRCTL, int(signal.SIGTERM)
 
     def preexec() -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        prctl(PR_SET_PDEATHSIG, sigterm)
         if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), sigterm)
 
-    return preexec if sys.platform.startswith("linux") else None
+    return preexec
 
 
 class NodeGaveUp(RuntimeError):

@@ -130,7 +130,14 @@ class RunClock:
         def applied() -> bool:
             return all(w in stats and stats[w].environment_revision >= self.environment_revision for w in self.workers)
 
-        spin_until(applied, timeout_s, "the dynamics workers did not apply the environment")
+        try:
+            spin_until(applied, timeout_s, "the dynamics workers did not apply the environment")
+        except TimeoutError as exc:
+            reported = {w: (stats[w].environment_revision if w in stats else "no stats") for w in self.workers}
+            raise TimeoutError(
+                f"{exc}: revision {self.environment_revision} published, the workers report {reported} "
+                "(a worker that refused it says why in its log)"
+            ) from None
         spin_until(self._set.service_is_ready, timeout_s, "the clock master's parameter service did not come up")
         spin_until(self._step.service_is_ready, timeout_s, "/lotusim/step did not come up")
 

@@ -124,20 +124,18 @@ def kill_what_the_test_left(request):
     yield
     if not os.path.isdir("/proc"):
         return
-    left = _marked_processes()
-    if not left:
-        return
-    names = []
-    for pid in left:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
-            names.append(f"{pid}: {command[:120]}")
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
+    names: list[str] = []
     deadline = time.monotonic() + 5.0
-    while _marked_processes() and time.monotonic() < deadline:
+    while (left := _marked_processes()) and time.monotonic() < deadline:  # again: one may fork meanwhile
+        for pid in left:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                continue
+            if not any(n.startswith(f"{pid}: ") for n in names):
+                names.append(f"{pid}: {command[:120]}")
         time.sleep(0.05)
     daemons = [n for n in names if "ros2cli.daemon" in n]
     others = [n for n in names if n not in daemons]

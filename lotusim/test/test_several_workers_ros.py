@@ -130,8 +130,10 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
 
 def _follower_lags(master: list[tuple[int, float]], follower: list[tuple[int, float]], step_ns: int) -> list[float]:
     """Per follower fleet state (stamp ns, arrival s): the wall time since the first of the master's states at
-    or after its stamp arrived. Fails if a follower stamp is off the master's step grid or ahead of every
-    master state (beyond one second of sim time: the master's last states may be lost too)."""
+    or after its stamp arrived (negative: the follower's came first, as arrival order across two writers
+    allows). Fails if a follower stamp is off the master's step grid, or beyond every master state seen by more
+    than one second of sim time (the master's last states may be lost too: a stricter "never ahead" cannot be
+    checked from a subscriber that may miss states)."""
     order = np.argsort([m[0] for m in master], kind="stable")
     stamps = np.array([master[i][0] for i in order])
     first_arrival = np.minimum.accumulate(np.array([master[i][1] for i in order])[::-1])[::-1]  # of any >= stamp

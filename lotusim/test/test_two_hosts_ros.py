@@ -122,7 +122,9 @@ def _wait_for_text(path: Path, text: str, proc: subprocess.Popen, timeout_s: flo
 
 @pytest.mark.timeout(420)
 def test_a_worker_on_a_second_machine_joins_the_fleet_on_the_master_s_clock(hosts, tmp_path, own_domain_env):
-    env = dict(own_domain_env, ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", PYTHONUNBUFFERED="1")
+    # UDP only: shared memory (/dev/shm is common to both namespaces) would bypass the veth pair
+    env = dict(own_domain_env, ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", FASTDDS_BUILTIN_TRANSPORTS="UDPv4")
+    env["PYTHONUNBUFFERED"] = "1"
     scenario = tmp_path / "two_hosts.yaml"
     scenario.write_text(SCENARIO)
     bin_dir = Path(sys.executable).parent
@@ -169,6 +171,7 @@ def test_a_worker_on_a_second_machine_joins_the_fleet_on_the_master_s_clock(host
         assert probe.returncode == 0, probe.stderr[-3000:]
         stamps = json.loads(probe.stdout)
         master, remote = sorted(stamps.get("worker_0", [])), sorted(stamps.get("worker_remote", []))
+        assert master and remote, f"fleet states seen: { {w: len(s) for w, s in stamps.items()} }"
         print(  # noqa: T201 - the figures for the report
             f"\nover 6 s of wall time: master {len(master)} fleet states to {master[-1] / 1e9:.2f} s, remote "
             f"{len(remote)} to {remote[-1] / 1e9:.2f} s (sim time)"
