@@ -349,7 +349,8 @@ def _start_recorder(node, executor, path: str, plan, now_ns):
         if len(plan.vessels) <= 10:
             topics += [f"/{v.name}/odom" for v in plan.vessels]
     # sim time is held: wait for the sensor node to set up the vessels' sensors (60 s at most), then for the
-    # topics (created in the background) until none is new for 2 s: the others are published by no node
+    # topics (created in the background) until none is new for 5 s (2 s was outlasted under load in CI: a
+    # sensor topic reported as not recorded): the others are published by no node
     from lotusim_core.run_clock import sensors_set_up, vessels_with_sensors
 
     per_vessel = {t.split("/")[1] for t in topics if t.count("/") >= 2 and not t.endswith("/odom")}  # not the worker's
@@ -358,7 +359,7 @@ def _start_recorder(node, executor, path: str, plan, now_ns):
     while sensing and not sensors_set_up(node, sensing) and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.1)
     sure = [t for t in topics if t.endswith("/odom") or t in ("/lotusim/fleet_state", "/lotusim/stats")]  # workers
-    found, missing = resolve_topic_types(node, executor, topics, timeout_s=120.0, quiet_s=2.0, required=sure)
+    found, missing = resolve_topic_types(node, executor, topics, timeout_s=120.0, quiet_s=5.0, required=sure)
     if missing:
         print(f"lotusim: not recorded (no publisher yet): {', '.join(missing)}", flush=True)
     dyn = plan.node_parameters[plan.dynamics_nodes[0]]
