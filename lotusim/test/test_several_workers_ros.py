@@ -81,7 +81,7 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
 
     out = tmp_path / "run.out"
     command = [sys.executable, "-m", "lotusim_core.cli", "run", "mixed_fleet_brest", "--workers", "2"]
-    command += ["--rtf", "10", "--duration", "60", "--headless", "--log-dir", str(tmp_path / "logs")]
+    command += ["--rtf", "10", "--duration", "120", "--headless", "--log-dir", str(tmp_path / "logs")]
     with open(out, "w") as sink:
         run = subprocess.Popen(
             command,
@@ -109,14 +109,16 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
         _wait("the spawn", lambda: "vessels spawned" in out.read_text(), probe, run, 240.0)
         assert "99 vessels spawned (0 failed)" in out.read_text()
         start = dict(latest)
-        # both advance (waited for: on a loaded host the probe may match a worker's writer seconds late)
-        _wait("both workers advancing", lambda: all(latest[w] - start[w] > 1e9 for w in latest), probe, run, 60.0)
         deadline = time.monotonic() + 240.0  # the probe listens to the end of the run
         while run.poll() is None and time.monotonic() < deadline:
             probe.spin(0.05)
         assert run.wait(timeout=10) == 0, out.read_text()[-2000:]
         text = out.read_text()
-        assert "mixed_fleet_brest: 99 vessels, 60." in text, text[-2000:]
+        assert "mixed_fleet_brest: 99 vessels, 120." in text, text[-2000:]
+        # both advanced after the spawn; checked at the end: 120 s of sim time at RTF 10 last 12 s of wall time
+        # (a CI run once ended the 6 s of a 60 s run before the probe had heard from both workers)
+        advanced = {w: (latest[w] - start[w]) / 1e9 for w in latest}
+        assert all(a > 1.0 for a in advanced.values()), f"sim seconds heard after the spawn: {advanced}"
         step_ns = round(load_scenario("mixed_fleet_brest").physics.step_s * 1e9)
         lags = _follower_lags(arrivals["worker_0"], arrivals["worker_1"], step_ns)
         print(f"\nfollower: {len(lags)} fleet states, lag behind the master median {np.median(lags):.2f} s")  # noqa: T201
