@@ -17,7 +17,7 @@ test: bootstrap
 	@. ./env.sh && python -m pytest
 
 lint: bootstrap
-	@. ./env.sh && ruff check lotusim bench tools && ruff format --check lotusim bench tools
+	@. ./env.sh && ruff check lotusim bench tools && ruff format --check lotusim bench tools && lint-imports --no-cache
 
 bench: bootstrap
 	@. ./env.sh && lotusim bench dynamics --vessels 1,10,100,1000,10000

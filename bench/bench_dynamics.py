@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lotusim_physics.benchmark import cmd_bench_dynamics, register_bench
+from lotusim_core.bench.dynamics import cmd_bench_dynamics, register_bench
 
 
 def main(argv: list[str] | None = None) -> int:

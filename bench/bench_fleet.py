@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lotusim_core.fleet_benchmark import cmd_bench_fleet, register_bench
+from lotusim_core.bench.fleet import cmd_bench_fleet, register_bench
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,7 +31,7 @@ MSGS_PER_VESSEL_S = 50 + 2 * 10 + 2 * 5 + 2 * 5
 
 def bench_models(n: int, repeats: int = 50) -> dict[str, float]:
     """Wall time (us) of one batched evaluation of each model for n vessels."""
-    from lotusim_core.geodesy import GeodeticOrigin
+    from lotusim_core.base.geodesy import GeodeticOrigin
     from lotusim_env.bathymetry import FlatSeabed
     from lotusim_sensors import dvl, gps, imu, noise, pressure
     from lotusim_sensors.suite import parse_suite, stack_params
@@ -78,7 +78,7 @@ def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0, windows: int 
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import Imu
 
-    from lotusim_core.ros_arrays import to_float64_array
+    from lotusim_core.ros.ros_arrays import to_float64_array
     from lotusim_env.environment import build_environment
     from lotusim_interfaces.msg import FleetState
     from lotusim_sensors.sensor_publisher import SensorPublisher
@@ -133,11 +133,11 @@ def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0, windows: int 
 
 def bench_message_fill(repeats: int = 20000) -> dict[str, float]:
     """Per-message costs (us): build a new Imu, refill a reused one, publish it; patch a pre-serialized Imu
-    (lotusim_core.cdr, what the node does) and publish those bytes. No subscriber."""
+    (lotusim_core.ros.cdr, what the node does) and publish those bytes. No subscriber."""
     import rclpy
     from sensor_msgs.msg import Imu
 
-    from lotusim_core.cdr import RawMessage
+    from lotusim_core.ros.cdr import RawMessage
     from lotusim_sensors.sensor_publisher import IMU_FIELDS
 
     context = rclpy.Context()

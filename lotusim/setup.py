@@ -2,7 +2,7 @@
 
 from glob import glob
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 PACKAGE = "lotusim"
 MODULES = ["lotusim_core", "lotusim_physics", "lotusim_env", "lotusim_sensors", "lotusim_autonomy"]
@@ -10,7 +10,7 @@ MODULES = ["lotusim_core", "lotusim_physics", "lotusim_env", "lotusim_sensors", 
 setup(
     name=PACKAGE,
     version="0.1.0",
-    packages=[m for m in MODULES],
+    packages=find_packages(include=[f"{m}*" for m in MODULES]),
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -37,7 +37,7 @@ setup(
             "lotusim = lotusim_core.cli:main",
             "current_server = lotusim_env.current_server:main",
             "dynamics = lotusim_physics.dynamics_node:main",
-            "mas_server = lotusim_core.mas_server:main",
+            "mas_server = lotusim_core.sim.mas_server:main",
             "sensor_publisher = lotusim_sensors.sensor_publisher:main",
             "waypoint_follower = lotusim_autonomy.waypoint_follower:main",
             "depth_heading_autopilot = lotusim_autonomy.depth_heading_autopilot:main",

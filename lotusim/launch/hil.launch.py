@@ -4,7 +4,7 @@
 Hardware-in-the-loop: the scenario's nodes with one vessel's topics remapped onto a real vehicle stack's names
 and rates (remapping file: docs/hil.md, example config/hil/remus100_couguv_example.yaml), optionally in
 lockstep (the stack advances the simulation through /lotusim/step or /lotusim/step_for). The remapping logic
-is lotusim_core.hil (tested without launch); this file only turns it into launch actions.
+is lotusim_core.sim.hil (tested without launch); this file only turns it into launch actions.
 """
 
 import importlib.util
@@ -14,7 +14,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
-from lotusim_core import hil, launch_plan
+from lotusim_core.sim import hil, launch_plan
 
 
 def _sim_launch():

@@ -5,7 +5,7 @@ Starts the nodes of a scenario (current_server, mas_server, dynamics_0..K-1, sen
 controllers, RViz unless headless) with the parameters of its plan, and spawns its vessels through the MAS
 action (`lotusim spawn --scenario FILE`). The spawner waits for the workers (on a cold start they compile the
 physics kernels first) at most worker_wait_s wall seconds, as does the MAS server for a goal that comes before
-them. The logic lives in lotusim_core.scenario / launch_plan (tested without launch); this file only turns it
+them. The logic lives in lotusim_core.sim.scenario / launch_plan (tested without launch); this file only turns it
 into launch actions. Scenario format: docs/scenarios.md.
 """
 
@@ -14,8 +14,8 @@ from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from lotusim_core import launch_plan
-from lotusim_core.process_launcher import MAX_RESTARTS, RESPAWN_DELAY_S
+from lotusim_core.sim import launch_plan
+from lotusim_core.sim.process_launcher import MAX_RESTARTS, RESPAWN_DELAY_S
 
 ARGUMENTS = {
     "scenario": ("mixed_fleet_brest", "scenario name (config/scenarios/<name>.yaml) or path to a YAML file"),

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from lotusim_core.vehicle_spec import FinSpec, ThrusterSpec
+from lotusim_core.base.vehicle_spec import FinSpec, ThrusterSpec
 from lotusim_physics.thrusters import UNIT_TO_RPS, allocation_matrix, t200_thrust
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from rclpy.node import Node
 
-from lotusim_core.geodesy import GeodeticOrigin
-from lotusim_core.node_runner import run_node_main, with_sim_time
+from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.ros.node_runner import run_node_main, with_sim_time
 
 DEFAULT_ORIGIN = GeodeticOrigin(48.3904, -4.4861, 0.0)  # the MAS server's default origin (Brest)
 COMMON_KEYS = ("model", "origin_latitude_deg", "origin_longitude_deg", "origin_altitude_m", "setpoints")

@@ -56,8 +56,8 @@ from lotusim_autonomy.controller_base import (  # noqa: F401 - re-exported: the 
     main_for,
     nest,
 )
-from lotusim_core import safe_yaml
-from lotusim_core.node_runner import with_sim_time
+from lotusim_core.base import safe_yaml
+from lotusim_core.ros.node_runner import with_sim_time
 
 
 def build_controller(node: Node, kind: str, vessel: str, params: Mapping[str, Any]):

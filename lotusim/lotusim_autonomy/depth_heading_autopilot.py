@@ -33,8 +33,8 @@ from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 from lotusim_autonomy.controller_base import ParamReader, SingleControllerNode, main_for
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.torpedo import HEADING_LAWS, TorpedoAutopilot, TorpedoGains
-from lotusim_core.catalogue import load_vehicle
-from lotusim_core.vehicle_spec import VehicleSpec
+from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.vehicle_spec import VehicleSpec
 
 STATUS_LABEL = "stamp_s,depth_m,depth_ref_m,pitch_d_deg,heading_deg,heading_ref_deg,delta_q_rad,delta_r_rad"
 MAX_DEPTH_M = 11_000.0

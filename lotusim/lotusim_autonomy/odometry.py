@@ -1,6 +1,6 @@
 """nav_msgs/Odometry (REP 103: `map` ENU, body FLU) -> the NED / FRD quantities the control laws use.
 
-Conversions through lotusim_core.frames only. Returns position NED (m), Euler angles (roll, pitch, yaw) of the
+Conversions through lotusim_core.base.frames only. Returns position NED (m), Euler angles (roll, pitch, yaw) of the
 zyx convention in NED/FRD (rad; yaw = compass heading, clockwise from north) and nu = [u v w p q r] body FRD.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lotusim_core import frames
+from lotusim_core.base import frames
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,8 @@ from lotusim_autonomy.heading import heading_pid_gains
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid, ssa
 from lotusim_autonomy.reference import ReferenceModel3
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
-from lotusim_core.vehicle_spec import VehicleSpec
+from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu
+from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_physics.added_mass import c_a, c_a_mask
 from lotusim_physics.thrusters import allocation_matrix, t200_thrust
 

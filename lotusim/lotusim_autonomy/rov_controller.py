@@ -50,9 +50,9 @@ from lotusim_autonomy.rov import (
     cannot_station_keep,
     parse_setpoints,
 )
-from lotusim_core import frames
-from lotusim_core.catalogue import load_vehicle
-from lotusim_core.vehicle_spec import VehicleSpec
+from lotusim_core.base import frames
+from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.vehicle_spec import VehicleSpec
 
 STATUS_LABEL = (
     "stamp_s,waypoint_index,waypoint_count,horizontal_error_m,depth_m,depth_error_m,heading_deg,heading_error_deg,done"

@@ -18,7 +18,7 @@ from lotusim_autonomy.allocation import DifferentialThrustAllocation
 from lotusim_autonomy.heading import HeadingPid, heading_pid_gains
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.reference import ReferenceModel3
-from lotusim_core.vehicle_spec import VehicleSpec
+from lotusim_core.base.vehicle_spec import VehicleSpec
 
 
 @dataclass

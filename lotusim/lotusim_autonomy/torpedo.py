@@ -28,7 +28,7 @@ from lotusim_autonomy.heading import HeadingPid, HeadingSlidingMode
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.reference import ReferenceModel3
-from lotusim_core.vehicle_spec import VehicleSpec
+from lotusim_core.base.vehicle_spec import VehicleSpec
 
 HEADING_LAWS = ("pid", "smc")
 

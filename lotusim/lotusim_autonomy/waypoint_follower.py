@@ -31,10 +31,10 @@ from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.surface import SurfaceController, SurfaceGains
-from lotusim_core import frames, safe_yaml
-from lotusim_core.catalogue import load_vehicle
-from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
-from lotusim_core.vehicle_spec import VehicleSpec
+from lotusim_core.base import frames, safe_yaml
+from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
+from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_env.environment import build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import SetWaypoints

@@ -38,9 +38,9 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import Marker, MarkerArray
 
-from lotusim_core import safe_yaml
-from lotusim_core.node_runner import run_node_main
-from lotusim_core.ros_arrays import to_float64_array
+from lotusim_core.base import safe_yaml
+from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.ros_arrays import to_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import QueryCurrent
@@ -470,7 +470,7 @@ class CurrentServer(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim current_server`; Ctrl-C and `ros2 launch`'s SIGINT end it cleanly
-    (lotusim_core.node_runner)."""
+    (lotusim_core.ros.node_runner)."""
     try:
         run_node_main(CurrentServer, args, executor_factory=SingleThreadedExecutor)
     except ConfigRefused as exc:  # malformed startup configuration: one clear line, no traceback

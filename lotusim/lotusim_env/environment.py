@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from lotusim_core.geodesy import GeodeticOrigin
+from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_env.bathymetry import FlatSeabed, GridSeabed, build_bathymetry
 from lotusim_env.config import (
     ConfigError,
@@ -112,7 +112,7 @@ ORIGIN_ALIASES = {"lat_deg": "latitude_deg", "lon_deg": "longitude_deg", "alt_m"
 
 
 def _origin(config: Mapping[str, Any]) -> GeodeticOrigin | None:
-    """origin: {latitude_deg, longitude_deg, altitude_m} (lotusim_core.geodesy; lat_deg/lon_deg/alt_m accepted)."""
+    """origin: {latitude_deg, longitude_deg, altitude_m} (lotusim_core.base.geodesy; lat_deg/lon_deg/alt_m accepted)."""
     if config.get("origin") is None:
         return None
     cfg = section(config["origin"], "origin")

@@ -14,7 +14,7 @@ Models are evaluated through `build_environment(config).current.velocity_enu(t_s
 the simulator's nodes make, at the truth points in the window's local ENU frame (origin at the grid centre,
 z = -depth; velocities ENU, east = u = uo, north = v = vo). Baselines: zero current and persistence.
 
-ROS-free; numbers only. The CLI is lotusim_core/cli_current_eval.py (`lotusim current-eval`).
+ROS-free; numbers only. The CLI is lotusim_core/cli/current_eval.py (`lotusim current-eval`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class DataError(ValueError):
 
 def data_root() -> Path:
     """Return the installed copernicus_brest folder (source tree or share/lotusim)."""
-    from lotusim_core.paths import package_share
+    from lotusim_core.base.paths import package_share
 
     return package_share() / "data" / "copernicus_brest"
 
@@ -178,7 +178,7 @@ class TruthPoints:
 
 def truth_points(window: Window) -> TruthPoints:
     """The day-1 points and their observed currents, with ENU positions for model queries."""
-    from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
+    from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu
 
     t, d, la, lo = np.meshgrid(np.arange(4, 8), *(np.arange(n) for n in window.uv_mps.shape[1:4]), indexing="ij")
     grid_index = np.stack([t.ravel(), d.ravel(), la.ravel(), lo.ravel()], axis=-1)

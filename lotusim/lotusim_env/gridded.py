@@ -9,7 +9,7 @@ w_1 = (q − q_0)/(q_1 − q_0), w_0 = 1 − w_1, and
 axes do). Axes of length 1 are constant along that axis.
 
 Frames: queries are `map` ENU points; with latitude/longitude axes they are converted to geodetic coordinates
-around the configured origin (lotusim_core.geodesy, WGS84): the latitude/longitude of (x, y, 0), the
+around the configured origin (lotusim_core.base.geodesy, WGS84): the latitude/longitude of (x, y, 0), the
 point of the map's tangent plane above the query (the map is flat: depth is −z, not a height above the ellipsoid).
 Depth is positive down (d = −z); time is sim time, t = 0 at `epoch_utc` (default: the first time in the data).
 
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy.interpolate import RegularGridInterpolator
 
-from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
+from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_env.config import ConfigError, check_keys, get_choice, get_path
 
 # column / dimension aliases, first match wins

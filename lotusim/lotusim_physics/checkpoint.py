@@ -1,5 +1,5 @@
 """One dynamics worker's checkpoint: what it holds, how it is captured, and how it is validated and rebuilt
-off to the side before the worker changes anything (ROS-free; files by lotusim_core.checkpoint_store).
+off to the side before the worker changes anything (ROS-free; files by lotusim_core.base.checkpoint_store).
 
 Kept (exactly: a restored run continues bit for bit): the step counter; per vessel its name, model, overrides and
 domain; the whole state row (NED pose, FRD twist, last acceleration, held body wrench, held current and wind),
@@ -11,7 +11,7 @@ Not kept: the ROS endpoints (made again from the models), the output schedules (
 the statistics window. The sensor node's state (biases, noise counters, schedules, modem queues) is its own part
 of the checkpoint (lotusim_sensors.checkpoint).
 
-Restore is all-or-nothing: load() reads and validates the files (lotusim_core.checkpoint_store), then the
+Restore is all-or-nothing: load() reads and validates the files (lotusim_core.base.checkpoint_store), then the
 meaning: names valid and unique, each model and its overrides load from today's catalogue and pack to the very
 parameters saved (a model file changed since the save is refused), actuator counts, shapes, unit quaternions;
 it builds a new Fleet with that state. Only then does the worker swap it in.
@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from lotusim_core import safe_yaml
-from lotusim_core.catalogue import apply_overrides, load_vehicle
-from lotusim_core.checkpoint_store import (
+from lotusim_core.base import safe_yaml
+from lotusim_core.base.catalogue import apply_overrides, load_vehicle
+from lotusim_core.base.checkpoint_store import (
     CheckpointError,
     check_name,
     checkpoint_dir,

@@ -15,7 +15,7 @@ its period (lotusim_physics.output_schedule; 0.03 s steps at 10 Hz: intervals of
 subscribes per vessel to `<vessel>/thrusters/<thruster>/cmd`, `<vessel>/fins/<fin>/cmd`
 (std_msgs/Float64; actuator names from the vehicle file) and `<vessel>/cmd_wrench` (geometry_msgs/Wrench,
 body FLU). Per-vessel names are relative (in the node's namespace), fleet-wide ones absolute
-(lotusim_core.ros_names). Non-finite commands are rejected and logged; the vessel keeps its last valid command.
+(lotusim_core.ros.ros_names). Non-finite commands are rejected and logged; the vessel keeps its last valid command.
 
 Modes (`mode`): "realtime" (RTF 1), "scaled" (RTF `real_time_factor`), "fast" (as fast as possible) and
 "lockstep" (advances only through /lotusim/step or the /lotusim/step_for action). A worker with
@@ -43,13 +43,14 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
-from lotusim_core import frames, safe_yaml, static_frames
-from lotusim_core.catalogue import apply_overrides, load_vehicle
-from lotusim_core.cdr import RawArrays, RawBatch, RawMessage, RawSequence, raw_publish
-from lotusim_core.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
-from lotusim_core.names import name_problem
-from lotusim_core.node_runner import run_node_main
-from lotusim_core.ros_names import ODOM_FRAME
+from lotusim_core.base import frames, safe_yaml
+from lotusim_core.base.catalogue import apply_overrides, load_vehicle
+from lotusim_core.base.names import name_problem
+from lotusim_core.ros import static_frames
+from lotusim_core.ros.cdr import RawArrays, RawBatch, RawMessage, RawSequence, raw_publish
+from lotusim_core.ros.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
+from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.ros_names import ODOM_FRAME
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.action import StepFor
 from lotusim_interfaces.msg import EnvironmentConfig, FleetState, ItemResult, SimStats, VesselInfo
@@ -132,7 +133,7 @@ class VesselEntry:
     thruster_cmd: np.ndarray
     fin_cmd: np.ndarray
     odom_pub: object = None
-    odom_send: object = None  # odom_pub's raw publish function (lotusim_core.cdr.raw_publish)
+    odom_send: object = None  # odom_pub's raw publish function (lotusim_core.ros.cdr.raw_publish)
     frozen_reason: str = ""  # the fault report of its last freeze (listed as status_reason while frozen)
     subscriptions: list = field(default_factory=list)
 
@@ -159,7 +160,7 @@ class DynamicsWorker(Node):
         # Currents and wind vary over minutes and hundreds of metres: they are sampled at the vessels every
         # environment_period_s of sim time (and whenever the fleet changes) and held in between.
         self.environment_period_s = float(self.declare_parameter("environment_period_s", 0.1).value)
-        # checkpoints: saved and restored by name in this directory (lotusim_core.checkpoint_store.checkpoint_dir)
+        # checkpoints: saved and restored by name in this directory (lotusim_core.base.checkpoint_store.checkpoint_dir)
         self.checkpoint_dir = str(self.declare_parameter("checkpoint_dir", "").value)
         if self.mode not in MODES:
             raise ValueError(f"parameter mode: expected one of {MODES}, got {self.mode!r}")
@@ -472,7 +473,7 @@ class DynamicsWorker(Node):
     def _publish_odom(self, stamp: tuple[int, int], groups: tuple[int, ...]) -> None:
         """Publish the odometry of the vessels whose turn it is (rows i with i % odometry groups in `groups`):
         pose and twist of all of them written into their serialized messages by one compiled pass
-        (Fleet.scatter_state_enu into lotusim_core.cdr.RawBatch), the stamps by one assignment, then one publish
+        (Fleet.scatter_state_enu into lotusim_core.ros.cdr.RawBatch), the stamps by one assignment, then one publish
         call each."""
         batch = self._odom
         if self._odom_sends is None:
@@ -591,7 +592,7 @@ class DynamicsWorker(Node):
                 f"{name}/cmd_wrench",
                 lambda m, e=entry: self._live(e) and self._on_wrench(e.name, m),
                 10,
-                event_callbacks=QUIET_SUBSCRIPTION,  # lotusim_core.endpoints: deleting thousands stays fast
+                event_callbacks=QUIET_SUBSCRIPTION,  # lotusim_core.ros.endpoints: deleting thousands stays fast
             )
         )
         entry.odom_pub = self.create_publisher(Odometry, f"{name}/odom", 10, event_callbacks=QUIET_PUBLISHER)

@@ -1,7 +1,7 @@
 """The batched fleet: every vessel of a simulation as rows of a few arrays, advanced together by one compiled
 call per step (integrators.step_fleet). ROS-free; the dynamics node wires it to topics.
 
-State (internal frames NED / FRD, see lotusim_core.frames for ROS ENU / FLU):
+State (internal frames NED / FRD, see lotusim_core.base.frames for ROS ENU / FLU):
     position_ned (N, 3) m, q_ned_frd (N, 4) w x y z, nu (N, 6) FRD, nu_dot (N, 6) FRD (last step), frozen (N,)
 These properties are **views** into the fleet arrays, in the row order of `names`: cheap, always current, but
 only valid until the next add()/remove() (which may reallocate or reorder rows). Copy them to keep them, and
@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from lotusim_core import frames
-from lotusim_core.vehicle_spec import VehicleSpec
+from lotusim_core.base import frames
+from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.faults import REASONS, FaultReport

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from lotusim_core.vehicle_spec import ThrusterSpec
+from lotusim_core.base.vehicle_spec import ThrusterSpec
 
 # [SaldarriagaMesa2025], Table 2 (T200 thrust model fitted to the manufacturer curve)
 T200_TABLE2 = {

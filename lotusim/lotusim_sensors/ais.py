@@ -1,6 +1,6 @@
 """AIS position reports (ITU-R M.1371-5), batched over vessels.
 
-Report content: WGS84 position (lotusim_core.geodesy), speed over ground SOG = |v_horizontal| (m/s), course
+Report content: WGS84 position (lotusim_core.base.geodesy), speed over ground SOG = |v_horizontal| (m/s), course
 over ground COG = atan2(v_east, v_north) (deg clockwise from north), true heading from the attitude
 (compass = 90 deg - ENU yaw), rate of turn positive clockwise (= -yaw rate), MMSI and name.
 Reporting intervals (ITU-R M.1371-5 Annex 1, Table 1 for class A, Table 2 for class B "CS"):

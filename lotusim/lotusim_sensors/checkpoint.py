@@ -1,4 +1,4 @@
-"""The sensor_publisher's part of a checkpoint (ROS-free; files by lotusim_core.checkpoint_store).
+"""The sensor_publisher's part of a checkpoint (ROS-free; files by lotusim_core.base.checkpoint_store).
 
 Kept per vessel and sensor: the schedule (next due time, last sample time, ns), the noise counter (the sample
 number of its counter-based stream: the noise generator's whole state, lotusim_sensors.noise) and the
@@ -7,7 +7,7 @@ modem messages in flight (arrival time, receiver, source, destination, payload, 
 modem sequence counter. Not kept: parameters and noise keys (functions of the suite and the seed, made again when
 a vessel is configured), publishers.
 
-A restore is validated completely (lotusim_core.checkpoint_store, then names, kinds, shapes) before the node
+A restore is validated completely (lotusim_core.base.checkpoint_store, then names, kinds, shapes) before the node
 changes anything; per-vessel states are then applied to the vessels configured now and, for the others, when
 they are configured (a restored vessel the node had deleted comes back with the next fleet state).
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lotusim_core.checkpoint_store import (
+from lotusim_core.base.checkpoint_store import (
     CheckpointError,
     check_name,
     checkpoint_dir,

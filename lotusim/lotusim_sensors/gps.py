@@ -4,7 +4,7 @@ A fix exists only while the antenna is at or above the water surface, z >= 0 (GN
 penetrate sea water: a surfaced AUV gets a fix, a submerged one none, [Player2023] sec. VI, Fig. 4
 "GPS waypoint" phase), and the epoch is not randomly dropped (dropout_probability per epoch, seeded). The
 measured position is the true antenna position plus Gaussian noise (horizontal and vertical std), converted to
-WGS84 latitude / longitude / height around the scenario origin (lotusim_core.geodesy). Velocity is the antenna
+WGS84 latitude / longitude / height around the scenario origin (lotusim_core.base.geodesy). Velocity is the antenna
 velocity in `map` ENU plus noise. Defaults: [SaldarriagaMesa2025] Table A3 (position noise 0.5 m, velocity
 noise 0.05 m/s).
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
+from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_sensors.rotations import rotate
 
 

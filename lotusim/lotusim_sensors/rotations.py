@@ -2,7 +2,7 @@
 
 q is the rotation map <- base_link (ENU <- FLU) as in FleetState and nav_msgs/Odometry: a vector v_flu in the
 body frame is R(q) v_flu in `map`. These are plain rotations within the REP 103 frames (no NED/FRD here; that
-conversion lives in lotusim_core.frames). Formula: Rodrigues' form v' = v + 2 w (u x v) + 2 u x (u x v), u = q_xyz
+conversion lives in lotusim_core.base.frames). Formula: Rodrigues' form v' = v + 2 w (u x v) + 2 u x (u x v), u = q_xyz
 (Kuipers, Quaternions and Rotation Sequences, 1999).
 """
 

@@ -11,7 +11,7 @@ parameter (docs/sensors.md). Model and creation overrides come from the worker's
 service; the model may also be given by `vessels_yaml`, else the name (`<model>` or `<model>_<k>`) or
 `default_model` tells it.
 Models: lotusim_sensors.* (batched over every vessel due at this step); this module only wires ROS. Publishing is
-the cost: the high-rate sensors publish pre-serialized messages patched in place (lotusim_core.cdr).
+the cost: the high-rate sensors publish pre-serialized messages patched in place (lotusim_core.ros.cdr).
 
 Topics (per vessel, relative `<vessel>/...`, in the node's namespace; see docs/sensors.md): imu/data
 (sensor_msgs/Imu), mag (sensor_msgs/MagneticField), pressure (sensor_msgs/FluidPressure), depth
@@ -20,7 +20,7 @@ Topics (per vessel, relative `<vessel>/...`, in the node's namespace; see docs/s
 altimeter (sensor_msgs/Range), ais (lotusim_interfaces/AIS, also on /lotusim/ais), acoustic/range
 (lotusim_interfaces/AcousticRange), modem/rx (lotusim_interfaces/AcousticMessage, from other vessels' modem/tx).
 Frames: a sensor's messages are stamped in its mount frame `<vessel>/<sensor>_link` (depth and gps/vel: `map`),
-which it latches on /tf_static under `<vessel>/base_link` (lotusim_core.static_frames).
+which it latches on /tf_static under `<vessel>/base_link` (lotusim_core.ros.static_frames).
 """
 
 from __future__ import annotations
@@ -43,13 +43,14 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
 
-from lotusim_core import ros_names, safe_yaml, static_frames
-from lotusim_core.catalogue import list_models, load_vehicle
-from lotusim_core.cdr import RawMessage
-from lotusim_core.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
-from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic
-from lotusim_core.node_runner import run_node_main
-from lotusim_core.ros_arrays import from_float64_array
+from lotusim_core.base import safe_yaml
+from lotusim_core.base.catalogue import list_models, load_vehicle
+from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
+from lotusim_core.ros import ros_names, static_frames
+from lotusim_core.ros.cdr import RawMessage
+from lotusim_core.ros.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
+from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, EnvironmentConfig, FleetState, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListVessels
@@ -60,7 +61,7 @@ from lotusim_sensors.suite import KINDS, merge_sensors, numeric_keys, parse_suit
 LIST_RETRY_S = 5.0  # wall seconds before an unanswered list_vessels request is sent again
 STAMP = ["header.stamp.sec", "header.stamp.nanosec"]
 XYZ = ("x", "y", "z")
-# Fields rewritten at each sample in the pre-serialized messages (lotusim_core.cdr), in the order the values
+# Fields rewritten at each sample in the pre-serialized messages (lotusim_core.ros.cdr), in the order the values
 # are passed.
 IMU_FIELDS = [*STAMP, *(f"orientation.{a}" for a in "xyzw"), *(f"angular_velocity.{a}" for a in XYZ),
               *(f"linear_acceleration.{a}" for a in XYZ)]  # fmt: skip
@@ -252,7 +253,7 @@ class SensorPublisher(Node):
         return self._env.origin if self._env.origin is not None else self._origin_param
 
     def _catalogue_sensors(self, model: str) -> dict:
-        """The `sensors:` mapping of a catalogue model (lotusim_core.catalogue, validated and cached there)."""
+        """The `sensors:` mapping of a catalogue model (lotusim_core.base.catalogue, validated and cached there)."""
         return load_vehicle(model).sensors
 
     def _model_from_name(self, name: str) -> str:
@@ -454,11 +455,11 @@ class SensorPublisher(Node):
         """Publishers and reusable messages (constant fields and covariances filled once) of one sensor."""
         frame = ros_names.sensor_frame(name, bank.kind)
 
-        def topic(relative: str) -> str:  # relative to the node's namespace (lotusim_core.ros_names)
+        def topic(relative: str) -> str:  # relative to the node's namespace (lotusim_core.ros.ros_names)
             return ros_names.vessel_name(name, relative)
 
         p = {k: float(v[slot]) for k, v in bank.params.items()}
-        pub = functools.partial(self.create_publisher, event_callbacks=QUIET_PUBLISHER)  # lotusim_core.endpoints
+        pub = functools.partial(self.create_publisher, event_callbacks=QUIET_PUBLISHER)  # lotusim_core.ros.endpoints
         if bank.kind == "imu":
             msg = Imu()
             msg.header.frame_id = frame
@@ -904,5 +905,5 @@ class SensorPublisher(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim sensor_publisher` (run it with use_sim_time:=true); Ctrl-C and
-    `ros2 launch`'s SIGINT end it cleanly (lotusim_core.node_runner)."""
+    `ros2 launch`'s SIGINT end it cleanly (lotusim_core.ros.node_runner)."""
     run_node_main(SensorPublisher, args, executor_factory=SingleThreadedExecutor)

@@ -11,11 +11,11 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from lotusim_core.frames import frd_to_flu
+from lotusim_core.base.frames import frd_to_flu
 
 # Numeric parameters (float) per sensor kind, with their defaults. `position_frd_m` (mount point from the body
 # origin CO in FRD, metres, the catalogue's body convention) is accepted by every kind; it is converted once to
-# base_link FLU (lotusim_core.frames) and stored as x_m, y_m, z_m.
+# base_link FLU (lotusim_core.base.frames) and stored as x_m, y_m, z_m.
 DEFAULTS: dict[str, dict[str, float]] = {
     # uuv_simulator IMU [UUVSimulator2020]: 50 Hz, gyro noise density 3.394e-4 rad/s/sqrt(Hz), random walk
     # 3.8785e-5 rad/s^2/sqrt(Hz), bias tau 1000 s, turn-on 0.0087 rad/s; accel 0.004 m/s^2/sqrt(Hz), 0.006

@@ -1,5 +1,5 @@
 """Reference vehicles for the physics tests, built from published numbers (keys: docs/references.md), until
-the catalogue (config/vehicles, lotusim_core.catalogue) is used. Every number says where it comes from;
+the catalogue (config/vehicles, lotusim_core.base.catalogue) is used. Every number says where it comes from;
 the few assumptions are marked [assumption] with the reason.
 """
 
@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from lotusim_core.vehicle_spec import FinSpec, SurfaceHydrostatics, ThrusterSpec, VehicleSpec, WindSpec
+from lotusim_core.base.vehicle_spec import FinSpec, SurfaceHydrostatics, ThrusterSpec, VehicleSpec, WindSpec
 
 RHO = 1025.0
 G = 9.81

@@ -11,9 +11,9 @@ import rclpy
 from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 
-from lotusim_core import reliable_calls
-from lotusim_core.mas_server import MasServer
-from lotusim_core.node_runner import make_executor
+from lotusim_core.ros import reliable_calls
+from lotusim_core.ros.node_runner import make_executor
+from lotusim_core.sim.mas_server import MasServer
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, VesselDescription
 from lotusim_interfaces.srv import Step

@@ -14,7 +14,7 @@ from lotusim_autonomy.guidance import WaypointGuidance, bang_bang_speed, los_cou
 from lotusim_autonomy.heading import heading_pid_gains
 from lotusim_autonomy.pid import Pid, ssa
 from lotusim_autonomy.reference import ReferenceModel3
-from lotusim_core.catalogue import apply_overrides, load_vehicle
+from lotusim_core.base.catalogue import apply_overrides, load_vehicle
 from lotusim_physics.fleet import Fleet
 from lotusim_physics.thrusters import t200_thrust
 
@@ -223,7 +223,7 @@ def test_kayak_allocation_uses_all_four_thrusters_evenly():
 
 def test_scalar_fast_paths_match_the_batched_laws():
     """One vessel's PID (plain floats) and odometry conversion (math, no frames arrays) give what the batched
-    NumPy PID and lotusim_core.frames give, saturation, anti-windup and angle wrap included."""
+    NumPy PID and lotusim_core.base.frames give, saturation, anti-windup and angle wrap included."""
     from nav_msgs.msg import Odometry
 
     from lotusim_autonomy.odometry import from_odometry, ned_state

@@ -187,7 +187,7 @@ def test_usv_reaches_three_lat_lon_waypoints_in_order(ros_context, model, mode, 
 
 
 def test_bad_waypoints_and_set_points_are_rejected_with_reasons(ros_context):
-    from lotusim_core.node_runner import make_executor
+    from lotusim_core.ros.node_runner import make_executor
 
     executor = make_executor(context=ros_context)
     follower_node = WaypointFollowerNode(

@@ -19,9 +19,9 @@ from lotusim_autonomy.rov import (
     VectoredThrustAllocation,
     parse_setpoints,
 )
-from lotusim_core.catalogue import load_vehicle
-from lotusim_core.geodesy import GeodeticOrigin
-from lotusim_core.scenario import ScenarioError, load_scenario
+from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.sim.scenario import ScenarioError, load_scenario
 from lotusim_physics.fleet import Fleet
 from lotusim_physics.thrusters import allocation_matrix, t200_thrust
 

@@ -158,7 +158,7 @@ def test_lotusim_run_keeps_three_bluerov2s_on_station_in_a_current(tmp_path, own
 
     from rosbags.highlevel import AnyReader
 
-    from lotusim_core.recorder import make_typestore
+    from lotusim_core.sim.recorder import make_typestore
 
     scenario, record = tmp_path / "rovs.yaml", tmp_path / "rec"
     scenario.write_text(E2E_SCENARIO)

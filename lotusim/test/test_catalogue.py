@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from lotusim_core.catalogue import (
+from lotusim_core.base.catalogue import (
     CatalogueError,
     apply_overrides,
     describe_models,
@@ -25,7 +25,7 @@ from lotusim_core.catalogue import (
     rigid_body_mass_matrix,
     vehicles_dir,
 )
-from lotusim_core.vehicle_spec import ThrusterSpec, VehicleSpec
+from lotusim_core.base.vehicle_spec import ThrusterSpec, VehicleSpec
 
 G = 9.81  # m/s^2, as in Prestero 2001 and gtri/scrimmage UUV6DOF.xml
 SHIPPED = {"lrauv", "remus100", "bluerov2_heavy", "wamv", "kayak_usv"}

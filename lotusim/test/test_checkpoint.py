@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lotusim_core import checkpoint_store as store
-from lotusim_core.catalogue import load_vehicle
+from lotusim_core.base import checkpoint_store as store
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_physics import checkpoint as ckpt
 from lotusim_physics import layout as L
 from lotusim_physics.fleet import Fleet

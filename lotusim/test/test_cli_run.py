@@ -58,7 +58,7 @@ def test_run_spawns_runs_records_and_plots(tmp_path, own_domain_env):
 
     from rosbags.highlevel import AnyReader
 
-    from lotusim_core.recorder import make_typestore
+    from lotusim_core.sim.recorder import make_typestore
 
     with AnyReader([record], default_typestore=make_typestore()) as reader:
         topics = {c.topic for c in reader.connections}
@@ -188,7 +188,7 @@ def _recorded(path, topics: tuple[str, ...]) -> dict[str, dict[int, bytes]]:
     part of the message (the worker's serialized templates leave whatever the buffer held there)."""
     from rosbags.highlevel import AnyReader
 
-    from lotusim_core.recorder import make_typestore, stamp_ns
+    from lotusim_core.sim.recorder import make_typestore, stamp_ns
 
     store = make_typestore()
     out: dict[str, dict[int, bytes]] = {t: {} for t in topics}

@@ -1,8 +1,8 @@
-"""lotusim_core.demo_progress: the demo's per-controller aggregation of status arrays (ROS-free)."""
+"""lotusim_core.sim.demo_progress: the demo's per-controller aggregation of status arrays (ROS-free)."""
 
 import pytest
 
-from lotusim_core.demo_progress import AUTOPILOT, STATION, WAYPOINTS, FleetProgress
+from lotusim_core.sim.demo_progress import AUTOPILOT, STATION, WAYPOINTS, FleetProgress
 
 
 def test_waypoints_reached_count_index_advances_and_loop_wrap():

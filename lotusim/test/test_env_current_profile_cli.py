@@ -60,7 +60,7 @@ def test_ekman_column_csv_matches_textbook_numbers(capsys):
 
 def test_scenario_file_and_plot(tmp_path, capsys):
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(  # scenario format (lotusim_core.scenario): the site lives under world:
+    scenario.write_text(  # scenario format (lotusim_core.sim.scenario): the site lives under world:
         "name: test\nworld:\n  origin: {latitude_deg: -40.0, longitude_deg: 10.0}\n"
         "  bathymetry: {model: flat, depth_m: 60.0}\n"
         "environment:\n  wind: {speed_mps: 8.0, from_deg: 270.0}\n  current: {model: ekman}\n"

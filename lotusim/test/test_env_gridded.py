@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
+from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu
 from lotusim_env.environment import ConfigError, build_environment
 
 X = np.array([-100.0, 0.0, 40.0, 300.0])  # non-uniform axes
@@ -154,7 +154,7 @@ def test_incomplete_grid_and_missing_origin_are_named(tmp_path):
 
 def test_shipped_copernicus_window_loads_and_is_exact_at_its_nodes():
     """lotusim/data/copernicus_brest (Generated using E.U. Copernicus Marine Service Information)."""
-    from lotusim_core.paths import package_share
+    from lotusim_core.base.paths import package_share
 
     path = package_share() / "data" / "copernicus_brest" / "2023-11-02_48hours" / "currents.csv"
     raw = pd.read_csv(path)

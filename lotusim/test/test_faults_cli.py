@@ -66,7 +66,7 @@ class Probe:
     """A client node on the run's ROS domain: the MAS listing and the workers' stats."""
 
     def __init__(self, domain: int) -> None:
-        from lotusim_core.node_runner import make_executor
+        from lotusim_core.ros.node_runner import make_executor
         from lotusim_interfaces.msg import SimStats
         from lotusim_interfaces.srv import ListVessels
 
@@ -85,7 +85,7 @@ class Probe:
         both workers yet)."""
         from rclpy.action import ActionClient
 
-        from lotusim_core import reliable_calls
+        from lotusim_core.ros import reliable_calls
         from lotusim_interfaces.action import FleetCommand
         from lotusim_interfaces.msg import ItemResult
         from simnodes import create_item

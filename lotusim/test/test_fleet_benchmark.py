@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 
-from lotusim_core.fleet_benchmark import FleetBenchRow, plot, print_table
+from lotusim_core.bench.fleet import FleetBenchRow, plot, print_table
 
 
 def _row(vessels: int, mode: str, rtf: float, step_ms: float, tf: bool = True) -> FleetBenchRow:

@@ -1,4 +1,4 @@
-"""lotusim_core.frames: NED/FRD <-> ENU/FLU, checked against geometry (where the body axes point), not against
+"""lotusim_core.base.frames: NED/FRD <-> ENU/FLU, checked against geometry (where the body axes point), not against
 the module's own formulas. transforms3d (an independent implementation) provides the ENU Euler reference."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from physics_reference_vehicles import level_quat
 from transforms3d.euler import euler2quat
 from transforms3d.quaternions import quat2mat
 
-from lotusim_core import frames
+from lotusim_core.base import frames
 
 
 def test_position_and_velocity_axes():

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from test_robustness_ros import DEEP_YAML, list_vessels  # noqa: E402
 
-from lotusim_core import names  # noqa: E402
-from lotusim_core.scenario import ScenarioError, load_scenario, resolve_scenario  # noqa: E402
+from lotusim_core.base import names  # noqa: E402
+from lotusim_core.sim.scenario import ScenarioError, load_scenario, resolve_scenario  # noqa: E402
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription  # noqa: E402
 from simnodes import Sim  # noqa: E402
 

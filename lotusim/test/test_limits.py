@@ -1,5 +1,5 @@
 """Limits counted once and bounded input: the fleet size limit, create -> delete -> create of one name in one
-goal, and the YAML loader's nesting and size bounds (lotusim_core.safe_yaml) on files and payloads."""
+goal, and the YAML loader's nesting and size bounds (lotusim_core.base.safe_yaml) on files and payloads."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import textwrap
 import pytest
 import yaml
 
-from lotusim_core import safe_yaml
+from lotusim_core.base import safe_yaml
 
 DEEP = "a: " + "[" * 100_000 + "]" * 100_000 + "\n"  # the C composer recursed once per level (segfault)
 
@@ -54,7 +54,7 @@ def test_a_deeply_nested_scenario_file_is_a_clear_error_not_a_crash(tmp_path):
     path = tmp_path / "deep.yaml"
     path.write_text(DEEP)
     code = textwrap.dedent(f"""
-        from lotusim_core.scenario import ScenarioError, load_scenario
+        from lotusim_core.sim.scenario import ScenarioError, load_scenario
         try:
             load_scenario({str(path)!r})
         except ScenarioError as exc:
@@ -68,8 +68,8 @@ def test_a_deeply_nested_scenario_file_is_a_clear_error_not_a_crash(tmp_path):
 # --- the fleet registry ------------------------------------------------------------------------------------------
 rclpy = pytest.importorskip("rclpy")
 
-from lotusim_core.fleet_registry import FleetRegistry  # noqa: E402
-from lotusim_core.geodesy import GeodeticOrigin  # noqa: E402
+from lotusim_core.base.geodesy import GeodeticOrigin  # noqa: E402
+from lotusim_core.sim.fleet_registry import FleetRegistry  # noqa: E402
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription  # noqa: E402
 
 
@@ -129,8 +129,8 @@ def test_deeply_nested_overrides_are_refused_alone_and_reserve_nothing():
 # --- spawn-time checks shared with the scenario loader ----------------------------------------------------------
 def test_spawns_are_checked_like_scenario_vessels(tmp_path):
     """A spawn 5,000 m under a 60 m sea floor was accepted, and bad sensor overrides left a vessel silently
-    without sensors; the scenario loader refused both. Now one set of checks (lotusim_core.spawn_checks)."""
-    from lotusim_core.scenario import ScenarioError, load_scenario
+    without sensors; the scenario loader refused both. Now one set of checks (lotusim_core.sim.spawn_checks)."""
+    from lotusim_core.sim.scenario import ScenarioError, load_scenario
 
     registry = _registry()
     registry.set_environment("bathymetry: {model: flat, depth_m: 60.0}")

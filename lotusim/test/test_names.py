@@ -1,4 +1,4 @@
-"""One vessel-name check (lotusim_core.names) wherever a name enters: its limit is what ROS accepts for every
+"""One vessel-name check (lotusim_core.base.names) wherever a name enters: its limit is what ROS accepts for every
 topic, service and frame name a vessel gets."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from lotusim_core import names
-from lotusim_core.scenario import ScenarioError, load_scenario
+from lotusim_core.base import names
+from lotusim_core.sim.scenario import ScenarioError, load_scenario
 
 BASE = """
 world:
@@ -56,8 +56,8 @@ def test_scenario_loader_refuses_a_name_too_long_for_ros(tmp_path):
 
 def test_fleet_registry_refuses_a_name_too_long_for_ros():
     pytest.importorskip("rclpy")
-    from lotusim_core.fleet_registry import FleetRegistry
-    from lotusim_core.geodesy import GeodeticOrigin
+    from lotusim_core.base.geodesy import GeodeticOrigin
+    from lotusim_core.sim.fleet_registry import FleetRegistry
     from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription
 
     registry = FleetRegistry(GeodeticOrigin(48.39, -4.49, 0.0))

@@ -24,7 +24,7 @@ from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-from lotusim_core import reliable_calls  # noqa: E402
+from lotusim_core.ros import reliable_calls  # noqa: E402
 from lotusim_interfaces.action import FleetCommand  # noqa: E402
 from lotusim_interfaces.msg import SimStats  # noqa: E402
 from simnodes import create_item  # noqa: E402

@@ -21,7 +21,7 @@ from sensor_msgs.msg import Imu, NavSatFix  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from lotusim_core.paths import config_dir  # noqa: E402
+from lotusim_core.base.paths import config_dir  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 from simnodes import Sim, create_item, spin_until  # noqa: E402
 

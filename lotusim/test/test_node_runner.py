@@ -1,4 +1,4 @@
-"""lotusim_core.node_runner: the executor fallback for distributions without rclpy's EventsExecutor (Humble),
+"""lotusim_core.ros.node_runner: the executor fallback for distributions without rclpy's EventsExecutor (Humble),
 and Ctrl-C ending a node whose callback is still busy (the physics kernels compiling on a cold start).
 
 The fallback is exercised by making `import rclpy.experimental` fail, as it does on Humble: in-process on a
@@ -18,7 +18,7 @@ import pytest
 from rclpy.executors import SingleThreadedExecutor
 from std_msgs.msg import String
 
-from lotusim_core import node_runner
+from lotusim_core.ros import node_runner
 
 BLOCK_EVENTS_EXECUTOR = "import sys; sys.modules['rclpy.experimental'] = None"  # the import then fails
 
@@ -90,7 +90,7 @@ BUSY_NODE = textwrap.dedent(
     import sys, time
     {block}
     from rclpy.node import Node
-    from lotusim_core.node_runner import run_node_main
+    from lotusim_core.ros.node_runner import run_node_main
 
     class Busy(Node):
         def __init__(self):
@@ -147,7 +147,7 @@ def test_the_grace_timer_is_cancelled_after_a_clean_stop(tmp_path, own_domain_en
             """
             import time
             from rclpy.node import Node
-            from lotusim_core.node_runner import run_node_main
+            from lotusim_core.ros.node_runner import run_node_main
 
             class Idle(Node):
                 def __init__(self):

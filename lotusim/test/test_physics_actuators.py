@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from lotusim_core.catalogue import load_vehicle
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_physics import layout as L
 from lotusim_physics.fins import lift_coefficient
 from lotusim_physics.fleet import Fleet

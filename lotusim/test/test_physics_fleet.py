@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from physics_reference_vehicles import level_quat
 
-from lotusim_core.catalogue import list_models, load_vehicle
+from lotusim_core.base.catalogue import list_models, load_vehicle
 from lotusim_physics.fleet import Fleet
 
 DT = 0.02

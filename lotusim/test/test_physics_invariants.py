@@ -20,8 +20,8 @@ from physics_reference_vehicles import (
     remus,
 )
 
-from lotusim_core import frames
-from lotusim_core.catalogue import load_vehicle
+from lotusim_core.base import frames
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_physics.fleet import Fleet
 
 DT = 0.02

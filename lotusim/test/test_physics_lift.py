@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from lotusim_core import frames
-from lotusim_core.catalogue import load_vehicle
+from lotusim_core.base import frames
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_physics import layout as L
 from lotusim_physics.fins import fin_wrench
 from lotusim_physics.fleet import Fleet, pack_vessel

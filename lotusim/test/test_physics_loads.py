@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from physics_reference_vehicles import level_quat, wamv
 
-from lotusim_core.vehicle_spec import SurfaceHydrostatics, VehicleSpec, WindSpec
+from lotusim_core.base.vehicle_spec import SurfaceHydrostatics, VehicleSpec, WindSpec
 from lotusim_physics.fleet import Fleet
 
 DT = 0.02

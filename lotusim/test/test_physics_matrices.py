@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from physics_reference_vehicles import level_quat
 
-from lotusim_core.catalogue import load_vehicle
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a, c_a_mask
 from lotusim_physics.equations_of_motion import vessel_derivative

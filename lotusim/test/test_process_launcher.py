@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from lotusim_core import process_launcher as pl
-from lotusim_core.launch_plan import NodeSpec
+from lotusim_core.sim import process_launcher as pl
+from lotusim_core.sim.launch_plan import NodeSpec
 
 
 def _script(tmp_path, name: str, body: str) -> str:
@@ -73,7 +73,7 @@ def test_the_nodes_end_when_their_launcher_is_killed(tmp_path):
     launcher_code = (
         "import sys, time\n"
         "from lotusim_core import process_launcher as pl\n"
-        "from lotusim_core.launch_plan import NodeSpec\n"
+        "from lotusim_core.sim.launch_plan import NodeSpec\n"
         f"with pl.ProcessLauncher([NodeSpec('lotusim', {script!r}, 'sleeper')], {str(tmp_path / 'logs')!r}) as l:\n"
         "    print(l.processes['sleeper'].pid, flush=True)\n"
         "    time.sleep(120)\n"

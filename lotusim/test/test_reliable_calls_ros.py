@@ -10,8 +10,8 @@ from rclpy.action import ActionClient, ActionServer
 from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
 
-from lotusim_core import reliable_calls
-from lotusim_core.node_runner import make_executor
+from lotusim_core.ros import reliable_calls
+from lotusim_core.ros.node_runner import make_executor
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription
 from lotusim_interfaces.srv import ListModels

@@ -10,7 +10,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from lotusim_core import names  # noqa: E402
+from lotusim_core.base import names  # noqa: E402
 from lotusim_interfaces.msg import ItemResult  # noqa: E402
 from lotusim_interfaces.srv import ListVessels, WorkerCommand  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
@@ -202,7 +202,8 @@ def test_a_bulk_delete_takes_about_as_long_as_the_create(ros_context):
 
 def test_cli_user_errors_are_one_line_without_a_traceback(monkeypatch, capsys):
     """`lotusim list` with no simulation running ended in a TimeoutError traceback; `--duration nan` ran forever."""
-    from lotusim_core import cli, cli_fleet
+    from lotusim_core import cli
+    from lotusim_core.cli import fleet as cli_fleet
 
     def no_simulation(_args):
         raise TimeoutError("/lotusim/list_vessels: no answer within 30 s (is `lotusim run` running?)")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from lotusim_core import launch_plan
+from lotusim_core.sim import launch_plan
 
 ROS2 = shutil.which("ros2")
 HAVE_LAUNCH = ROS2 is not None and all(importlib.util.find_spec(m) for m in ("launch", "launch_ros", "ros2launch"))

@@ -15,7 +15,7 @@ from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 
-from lotusim_core.run_clock import fleet_state_head, until_iteration  # noqa: E402
+from lotusim_core.sim.run_clock import fleet_state_head, until_iteration  # noqa: E402
 from lotusim_interfaces.msg import FleetState  # noqa: E402
 from simnodes import Sim, create_item, spin_until  # noqa: E402
 
@@ -95,7 +95,7 @@ def test_recorder_keeps_fleet_states_by_sim_time_and_ends_with_the_last(ros_cont
     import rclpy
     from rosbags.highlevel import AnyReader
 
-    from lotusim_core.recorder import BagRecorder, make_typestore, stamp_ns
+    from lotusim_core.sim.recorder import BagRecorder, make_typestore, stamp_ns
 
     node = rclpy.create_node("recorder_probe", context=ros_context)
     try:
@@ -121,7 +121,7 @@ def test_release_waits_until_every_worker_applies_the_published_environment(ros_
     loaded machine) would otherwise start the run without its current and apply it at some random sim time."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-    from lotusim_core.run_clock import RunClock
+    from lotusim_core.sim.run_clock import RunClock
     from lotusim_interfaces.msg import EnvironmentConfig, SimStats
 
     sim = Sim(ros_context, mode="fast", step_s=0.02, run_until_s=0.0)

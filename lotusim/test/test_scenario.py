@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from lotusim_core.scenario import (
+from lotusim_core.sim.scenario import (
     ScenarioError,
     enu_positions,
     launch_overrides,

@@ -1,4 +1,4 @@
-"""HIL remapping files (lotusim_core.hil): the shipped example applies to single_auv; every kind of mistake is
+"""HIL remapping files (lotusim_core.sim.hil): the shipped example applies to single_auv; every kind of mistake is
 refused with file, key and reason; rates must be reachable exactly in sim time."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import textwrap
 import pytest
 import yaml
 
-from lotusim_core import hil
-from lotusim_core.paths import config_dir
-from lotusim_core.scenario import load_scenario
+from lotusim_core.base.paths import config_dir
+from lotusim_core.sim import hil
+from lotusim_core.sim.scenario import load_scenario
 
 EXAMPLE = config_dir() / "hil" / "remus100_couguv_example.yaml"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lotusim_core import launch_plan
-from lotusim_core.paths import package_share
-from lotusim_core.scenario import load_scenario
+from lotusim_core.base.paths import package_share
+from lotusim_core.sim import launch_plan
+from lotusim_core.sim.scenario import load_scenario
 
 LAUNCH_DIR = package_share() / "launch"
 SETUP_PY = Path(__file__).resolve().parents[1] / "setup.py"

@@ -16,9 +16,9 @@ from rclpy.action import ActionClient  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Imu  # noqa: E402
 
-from lotusim_core.mas_server import MasServer  # noqa: E402
-from lotusim_core.node_runner import make_executor  # noqa: E402
-from lotusim_core.scenario import enu_positions, load_scenario  # noqa: E402
+from lotusim_core.ros.node_runner import make_executor  # noqa: E402
+from lotusim_core.sim.mas_server import MasServer  # noqa: E402
+from lotusim_core.sim.scenario import enu_positions, load_scenario  # noqa: E402
 from lotusim_env.current_server import CurrentServer  # noqa: E402
 from lotusim_interfaces.action import FleetCommand  # noqa: E402
 from lotusim_interfaces.msg import FleetState  # noqa: E402

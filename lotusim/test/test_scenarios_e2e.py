@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("rosbags")
 from rosbags.highlevel import AnyReader  # noqa: E402
 
-from lotusim_core.scenario import load_scenario  # noqa: E402
+from lotusim_core.sim.scenario import load_scenario  # noqa: E402
 
 
 def compass_heading_deg(q_xyzw: np.ndarray) -> np.ndarray:

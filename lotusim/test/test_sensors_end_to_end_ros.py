@@ -12,7 +12,7 @@ from geometry_msgs.msg import TwistWithCovarianceStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import FluidPressure, Imu, NavSatFix  # noqa: E402
 
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
+from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
 from lotusim_interfaces.msg import AIS  # noqa: E402
 from lotusim_interfaces.srv import ListVessels  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402

@@ -1,11 +1,11 @@
-"""Geodesy (lotusim_core.geodesy): round trips and offsets against closed-form ellipsoid geometry."""
+"""Geodesy (lotusim_core.base.geodesy): round trips and offsets against closed-form ellipsoid geometry."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from lotusim_core.geodesy import (
+from lotusim_core.base.geodesy import (
     WGS84_A_M,
     WGS84_E2,
     GeodeticOrigin,

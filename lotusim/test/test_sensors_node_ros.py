@@ -18,8 +18,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import FluidPressure, Imu, NavSatFix, NavSatStatus  # noqa: E402
 
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
-from lotusim_core.ros_arrays import to_float64_array  # noqa: E402
+from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
+from lotusim_core.ros.ros_arrays import to_float64_array  # noqa: E402
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, FleetState  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 

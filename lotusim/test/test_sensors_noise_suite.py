@@ -63,7 +63,7 @@ def test_every_catalogue_vehicle_has_a_valid_sensor_suite():
     """The shipped vehicles' `sensors:` blocks parse; underwater ones carry depth + DVL or IMU, surface ones GPS."""
     import yaml
 
-    from lotusim_core.paths import config_dir
+    from lotusim_core.base.paths import config_dir
 
     files = sorted((config_dir() / "vehicles").glob("*.yaml"))
     assert files

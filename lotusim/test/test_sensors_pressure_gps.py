@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
+from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu
 from lotusim_sensors import gps, noise, pressure
 from lotusim_sensors.suite import parse_suite, stack_params
 

@@ -11,9 +11,9 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from lotusim_core.fleet_registry import FleetRegistry  # noqa: E402
-from lotusim_core.geodesy import GeodeticOrigin  # noqa: E402
-from lotusim_core.scenario import load_scenario  # noqa: E402
+from lotusim_core.base.geodesy import GeodeticOrigin  # noqa: E402
+from lotusim_core.sim.fleet_registry import FleetRegistry  # noqa: E402
+from lotusim_core.sim.scenario import load_scenario  # noqa: E402
 from simnodes import Sim, create_item  # noqa: E402
 
 

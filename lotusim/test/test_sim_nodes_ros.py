@@ -16,7 +16,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from lotusim_core.ros_arrays import from_float64_array  # noqa: E402
+from lotusim_core.ros.ros_arrays import from_float64_array  # noqa: E402
 from lotusim_interfaces.msg import FleetCommandItem, FleetState, ItemResult, VesselDescription  # noqa: E402
 from lotusim_interfaces.srv import ListModels, ListVessels  # noqa: E402
 from simnodes import Sim, create_item, delete_item, lose_first_answer, spin_until  # noqa: E402
@@ -412,7 +412,7 @@ def test_listing_and_registry_rebuilt_after_mas_restart(sim):
     # restart: a new mas_server rebuilds its registry from the worker
     sim.executor.remove_node(sim.mas)
     sim.mas.destroy_node()
-    from lotusim_core.mas_server import MasServer
+    from lotusim_core.sim.mas_server import MasServer
 
     sim.mas = MasServer(context=sim.context)
     sim.executor.add_node(sim.mas)
@@ -434,7 +434,7 @@ def test_listing_and_registry_rebuilt_after_mas_restart(sim):
 def test_registry_rebuilt_after_restart_when_the_first_listing_answer_is_lost(sim):
     """A restarted mas_server's clients are new, which is when an answer is most likely lost: its first read-back
     of the worker's vessels loses its answer (injected), it asks again after list_timeout_s and adopts them."""
-    from lotusim_core.mas_server import MasServer
+    from lotusim_core.sim.mas_server import MasServer
 
     sim.command([create_item("a", "lrauv"), create_item("b", "wamv")])
     sim.executor.remove_node(sim.mas)

@@ -42,7 +42,7 @@ PROBE = textwrap.dedent(
     """
     import json, sys, time
     import rclpy
-    from lotusim_core.run_clock import fleet_state_head
+    from lotusim_core.sim.run_clock import fleet_state_head
     from lotusim_interfaces.msg import FleetState
     rclpy.init()
     node = rclpy.create_node("two_hosts_probe")

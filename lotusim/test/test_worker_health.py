@@ -7,9 +7,9 @@ import pytest
 
 pytest.importorskip("rclpy")  # the registry builds lotusim_interfaces messages
 
-from lotusim_core.fleet_registry import FleetRegistry  # noqa: E402
-from lotusim_core.geodesy import GeodeticOrigin  # noqa: E402
-from lotusim_core.worker_health import HUNG_FACTOR, Heard, WorkerHealth  # noqa: E402
+from lotusim_core.base.geodesy import GeodeticOrigin  # noqa: E402
+from lotusim_core.sim.fleet_registry import FleetRegistry  # noqa: E402
+from lotusim_core.sim.worker_health import HUNG_FACTOR, Heard, WorkerHealth  # noqa: E402
 from lotusim_interfaces.msg import ItemResult  # noqa: E402
 from simnodes import create_item  # noqa: E402
 

@@ -2,14 +2,14 @@
 
 Conventions (Fossen, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed. 2021, ch. 2-3 and 6-8):
 - Body frame FRD (x forward, y starboard, z down), origin CO (the body-fixed reference point); the world frame
-  used inside the physics is NED. Conversion to ROS ENU/FLU happens only in lotusim_core.frames.
+  used inside the physics is NED. Conversion to ROS ENU/FLU happens only in lotusim_core.base.frames.
 - Generalised velocity nu = [u, v, w, p, q, r] (m/s, rad/s), generalised force tau = [X, Y, Z, K, M, N] (N, N m).
 - All matrices are given as positive magnitudes in the sense of the equation of motion
       (M_RB + M_A) nu_r_dot + C_RB(nu) nu + C_A(nu_r) nu_r + D(nu_r) nu_r + g(eta) = tau
   i.e. M_A = -diag(X_udot, ...) (positive definite), D_lin = -diag(X_u, ...), D_quad = -diag(X_u|u|, ...) with
   the quadratic damping force -(D_quad @ diag(|nu_r|)) nu_r.
 
-This module only defines the data; lotusim_core.catalogue loads and validates it from YAML, and
+This module only defines the data; lotusim_core.base.catalogue loads and validates it from YAML, and
 lotusim_physics builds the batched fleet arrays from it.
 """
 

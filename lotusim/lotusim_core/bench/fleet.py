@@ -27,7 +27,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lotusim_core.process_launcher import die_with_parent
+from lotusim_core.sim.process_launcher import die_with_parent
 
 # Anchors ([Buche2025] Table V and the LOTUSim multi-agent benchmark data [LOTUSimBenchmark2026]):
 # accelerated-time RTF vs agents, and the real-time fleet sizes that keep a 30 ms physics step.
@@ -99,8 +99,8 @@ def measure(
     import rclpy
     from rclpy.action import ActionClient
 
-    from lotusim_core import reliable_calls
-    from lotusim_core.node_runner import make_executor
+    from lotusim_core.ros import reliable_calls
+    from lotusim_core.ros.node_runner import make_executor
     from lotusim_interfaces.action import FleetCommand
     from lotusim_interfaces.msg import FleetCommandItem, FleetState, SimStats, VesselDescription
 
@@ -131,7 +131,7 @@ def measure(
         env,
         worker_log,
     )
-    mas = _start(["lotusim_core.mas_server"], env, mas_log)
+    mas = _start(["lotusim_core.sim.mas_server"], env, mas_log)
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node("lotusim_bench_fleet", context=context)

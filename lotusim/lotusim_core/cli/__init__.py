@@ -11,12 +11,12 @@ import sys
 
 # module path of each subcommand group, in help order
 SUBCOMMANDS = [
-    "lotusim_core.cli_run",
-    "lotusim_core.cli_fleet",
-    "lotusim_core.cli_checkpoint",
-    "lotusim_core.cli_current_eval",
-    "lotusim_core.cli_current_profile",
-    "lotusim_core.cli_bench",
+    "lotusim_core.cli.run",
+    "lotusim_core.cli.fleet",
+    "lotusim_core.cli.checkpoint",
+    "lotusim_core.cli.current_eval",
+    "lotusim_core.cli.current_profile",
+    "lotusim_core.cli.bench",
 ]
 
 
@@ -48,7 +48,3 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as exc:  # configuration errors, files: one line, no traceback, exit 2
         print(f"lotusim: error: {exc}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from lotusim_core.ros_arrays import from_float64_array
+from lotusim_core.ros.ros_arrays import from_float64_array
 
 
 class TrajectoryLog:

@@ -6,7 +6,7 @@ Three separate steps (the Stonefish split of scenario parser / ROS interface / s
     launch files / `lotusim run`       start the nodes of the plan and spawn its vessels through the MAS action
 Schema, units and defaults: docs/scenarios.md. Frames: positions in the world frame `map` (ENU, REP 103/105,
 origin at world.origin), yaw in ENU (0 = east, counter-clockwise), headings compass (0 = north, clockwise),
-depths positive down; geodetic positions WGS84 (lotusim_core.geodesy).
+depths positive down; geodetic positions WGS84 (lotusim_core.base.geodesy).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import yaml
 
-from lotusim_core import frames, safe_yaml
-from lotusim_core.catalogue import CatalogueError, apply_overrides, list_models, load_vehicle
-from lotusim_core.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
-from lotusim_core.names import name_problem
-from lotusim_core.paths import config_dir
-from lotusim_core.spawn_checks import seabed_depths_m, start_problem
+from lotusim_core.base import frames, safe_yaml
+from lotusim_core.base.catalogue import CatalogueError, apply_overrides, list_models, load_vehicle
+from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
+from lotusim_core.base.names import name_problem
+from lotusim_core.base.paths import config_dir
+from lotusim_core.sim.spawn_checks import seabed_depths_m, start_problem
 from lotusim_env.ekman import RHO_WATER
 from lotusim_env.environment import build_environment
 from lotusim_sensors.suite import merge_sensors, parse_suite
@@ -531,7 +531,7 @@ class _Validator:
     def name(
         self, raw: Mapping, name: str, key: str, default: str | None = None, suffix: str = "", spec: Any = None
     ) -> str:
-        """A name token (a vessel's of vehicle `spec`, or a prefix that gets `suffix`; lotusim_core.names)."""
+        """A name token (a vessel's of vehicle `spec`, or a prefix that gets `suffix`; lotusim_core.base.names)."""
         value = self.text(raw, name, key, default)
         actuators = [a.name for a in (*spec.thrusters, *spec.fins)] if spec is not None else ()
         if problem := name_problem(value + suffix, actuators):

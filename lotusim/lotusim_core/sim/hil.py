@@ -13,7 +13,7 @@ takes the stack's actuator commands back, so the stack runs unchanged. Here that
 
 Several vessels go under `vessels: {name: {topic: ...}}` and raw rules of any plan node under
 `nodes: {node: {from: to}}`. The rules of a vessel's topics are relative (`remus_1/imu/data` -> the stack's name)
-so that they follow the nodes into a namespace (lotusim_core.ros_names).
+so that they follow the nodes into a namespace (lotusim_core.ros.ros_names).
 
 apply_hil(scenario, remapping) validates the file against the scenario (the topic exists for that vessel's
 model and sensors; rates are reachable: a whole number of fleet-state periods, so that they are exact in sim
@@ -32,9 +32,9 @@ from typing import Any
 
 import yaml
 
-from lotusim_core import safe_yaml
-from lotusim_core.catalogue import load_vehicle
-from lotusim_core.scenario import Plan, Scenario, ScenarioError
+from lotusim_core.base import safe_yaml
+from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.sim.scenario import Plan, Scenario, ScenarioError
 from lotusim_sensors.suite import merge_sensors, parse_suite
 
 # The per-vessel topics (docs/interfaces.md, docs/sensors.md), by the node that owns them. Sensor topics -> the

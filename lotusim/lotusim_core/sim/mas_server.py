@@ -1,5 +1,5 @@
 """mas_server node: the fleet authority ([Buche2025] §III, the MAS plugin), ROS wiring over
-lotusim_core.fleet_registry.
+lotusim_core.sim.fleet_registry.
 
 - /lotusim/fleet_command (lotusim_interfaces/action/FleetCommand): bulk create / delete / move. Every item gets
   its own result; invalid items are refused with a reason while the others go through; feedback after each
@@ -8,7 +8,7 @@ lotusim_core.fleet_registry.
   asked (their list_vessels): the mas_server stays off the fleet_state stream, which costs a fleet-sized
   message per step to every subscriber.
 - /lotusim/checkpoint (Checkpoint): save / restore / list checkpoints of the whole simulation by name (every
-  worker's state, then the registry; lotusim_core.checkpoint_coordinator).
+  worker's state, then the registry; lotusim_core.sim.checkpoint_coordinator).
 Vessels are assigned to dynamics workers (least loaded, or the worker an item asks for). Workers are found
 from /lotusim/stats; when a worker is first seen its vessels are read back (/lotusim/<worker>/list_vessels),
 so a restarted mas_server rebuilds its registry and loses nothing.
@@ -26,12 +26,12 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
-from lotusim_core import checkpoint_coordinator
-from lotusim_core.catalogue import describe_models
-from lotusim_core.failover import Failover
-from lotusim_core.fleet_registry import FleetRegistry, PlannedItem
-from lotusim_core.geodesy import GeodeticOrigin
-from lotusim_core.node_runner import run_node_main
+from lotusim_core.base.catalogue import describe_models
+from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.sim import checkpoint_coordinator
+from lotusim_core.sim.failover import Failover
+from lotusim_core.sim.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import EnvironmentConfig, FleetCommandItem, ItemResult, SimStats, VesselInfo
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
@@ -72,7 +72,7 @@ class MasServer(Node):
         self._answering: set[str] = set()  # workers that have answered a command
         self.create_service(ListVessels, "/lotusim/list_vessels", self._on_list_vessels, callback_group=self._group)
         self.create_service(ListModels, "/lotusim/list_models", self._on_list_models)
-        # checkpoints by name in this directory (lotusim_core.checkpoint_store.checkpoint_dir; the workers' too)
+        # checkpoints by name in this directory (lotusim_core.base.checkpoint_store.checkpoint_dir; the workers' too)
         self.checkpoint_dir = str(self.declare_parameter("checkpoint_dir", "").value)
         self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
         checkpoint_coordinator.sensor_client(self)  # matched with the sensor node's service before a checkpoint
@@ -333,7 +333,7 @@ class MasServer(Node):
         return response
 
     async def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
-        """Save / restore / list checkpoints of every worker by name (lotusim_core.checkpoint_coordinator)."""
+        """Save / restore / list checkpoints of every worker by name (lotusim_core.sim.checkpoint_coordinator)."""
         return await checkpoint_coordinator.handle(self, request, response)
 
 

@@ -1,6 +1,6 @@
 """Start the nodes of a plan as processes, the way `ros2 launch` does, for machines without `launch`.
 
-Each lotusim_core.launch_plan.NodeSpec (the same list sim.launch.py turns into launch_ros Nodes) becomes one
+Each lotusim_core.sim.launch_plan.NodeSpec (the same list sim.launch.py turns into launch_ros Nodes) becomes one
 process of its console script with `--ros-args -r __node:=<name> --params-file <file> -r from:=to ...`; the
 parameters go through a YAML parameters file, as `ros2 launch` does, so YAML-valued strings survive intact.
 Stopping sends SIGINT to every process group and waits (SIGKILL after a timeout); a node whose launcher dies
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from lotusim_core.launch_plan import NodeSpec
+from lotusim_core.sim.launch_plan import NodeSpec
 
 RESPAWN_DELAY_S = 1.0  # wall time between a node's death and its restart (launch's respawn_delay)
 MAX_RESTARTS = 5  # restarts of one node within RESTART_WINDOW_S before the run is given up

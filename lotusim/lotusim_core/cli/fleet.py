@@ -8,7 +8,7 @@ import math
 import sys
 import time
 
-from lotusim_core.fleet_registry import heading_to_q_enu_flu
+from lotusim_core.sim.fleet_registry import heading_to_q_enu_flu
 
 WORKER_WAIT_S = 300.0  # default wall-time limit for the workers of a scenario to report (cold start: 20 s to minutes)
 PROGRESS_EVERY_S = 5.0  # wall seconds between two "still waiting" lines
@@ -90,7 +90,7 @@ class _Client:
     def __init__(self) -> None:
         import rclpy
 
-        from lotusim_core.node_runner import make_executor
+        from lotusim_core.ros.node_runner import make_executor
 
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
@@ -149,7 +149,7 @@ class _Client:
     def command(self, items, timeout_s: float = 120.0):
         from rclpy.action import ActionClient
 
-        from lotusim_core import reliable_calls
+        from lotusim_core.ros import reliable_calls
         from lotusim_interfaces.action import FleetCommand
 
         client = ActionClient(self.node, FleetCommand, "/lotusim/fleet_command")
@@ -173,7 +173,7 @@ class _Client:
 
     def call(self, srv_type, name: str, request, timeout_s: float = 30.0):
         """A read-only service call (listings), re-sent if its answer is lost."""
-        from lotusim_core import reliable_calls
+        from lotusim_core.ros import reliable_calls
 
         client = self.node.create_client(srv_type, name)
         self.wait(client.service_is_ready, timeout_s, name)
@@ -203,7 +203,7 @@ def cmd_spawn(args: argparse.Namespace) -> int:
     from lotusim_interfaces.msg import FleetCommandItem
 
     if args.scenario:
-        from lotusim_core import launch_plan
+        from lotusim_core.sim import launch_plan
 
         scenario, _ = launch_plan.scenario_from_cli(args)
         plan = scenario.plan()

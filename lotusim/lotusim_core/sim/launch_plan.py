@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from lotusim_core.scenario import ControllerPlan, Plan, Scenario, launch_overrides, load_scenario
+from lotusim_core.sim.scenario import ControllerPlan, Plan, Scenario, launch_overrides, load_scenario
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 PACKAGE = "lotusim"

@@ -1,5 +1,5 @@
 """`lotusim demo`'s watch on the controllers: subscriptions to their status topics (aggregated by
-lotusim_core.demo_progress), a progress line every few seconds of wall time, the final table with the achieved
+lotusim_core.sim.demo_progress), a progress line every few seconds of wall time, the final table with the achieved
 real-time factor, and the routes and stations for the trajectory plot."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from lotusim_core.demo_progress import STATION, STATUS_TOPICS, WAYPOINTS, FleetProgress
+from lotusim_core.sim.demo_progress import STATION, STATUS_TOPICS, WAYPOINTS, FleetProgress
 
 
 class DemoWatch:

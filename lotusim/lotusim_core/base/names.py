@@ -3,7 +3,7 @@ server, the dynamics worker's command service).
 
 A vessel name becomes a ROS namespace and a frame prefix: `<name>/odom`, `<name>/thrusters/<thruster>/cmd`,
 `<name>/base_link`, the parameter services of its controller node `/<controller>_<name>/...`
-(lotusim_core.ros_names). The limit counts these names at the root namespace: a launch namespace (`/sim`)
+(lotusim_core.ros.ros_names). The limit counts these names at the root namespace: a launch namespace (`/sim`)
 takes its own length off it. ROS refuses a
 topic or service name longer than TOPIC_NAME_MAX characters (rmw's RMW_TOPIC_MAX_NAME_LENGTH, 255 - 8 for the
 middleware's prefixes), and it does so when the topic is created, in a timer after the create was answered OK.
@@ -28,7 +28,7 @@ VESSEL_NAMES = (
     "/{v}/thrusters/{a}/cmd",
     "/{v}/fins/{a}/cmd",
     "{v}/base_link",
-    "{v}/magnetometer_link",  # sensor frames (lotusim_core.ros_names.sensor_frame), the longest kind
+    "{v}/magnetometer_link",  # sensor frames (lotusim_core.ros.ros_names.sensor_frame), the longest kind
     "/{v}/imu/data",
     "/{v}/mag",
     "/{v}/pressure",
@@ -49,7 +49,7 @@ VESSEL_NAMES = (
     "/{v}/setpoint/heading",
     "/{v}/setpoint/speed",
     "/{v}/setpoint/propeller",
-    # a controller node (lotusim_core.scenario.ControllerPlan.node_name) and its standard services
+    # a controller node (lotusim_core.sim.scenario.ControllerPlan.node_name) and its standard services
     "/depth_heading_autopilot_{v}/set_parameters_atomically",
     "/depth_heading_autopilot_{v}/get_type_description",
     "/waypoint_follower_{v}/set_parameters_atomically",

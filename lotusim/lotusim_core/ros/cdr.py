@@ -7,7 +7,7 @@ sample to the next (stamp, values), while its frame id, covariances and layout s
 topic) keeps the CDR serialization of its message made once by rclpy, and each sample writes the new numbers at
 their byte offsets with struct.pack_into.
 
-Offsets are computed from the message's type description and its values (lotusim_core.cdr_layout, the CDR
+Offsets are computed from the message's type description and its values (lotusim_core.ros.cdr_layout, the CDR
 rules), then checked once against a real serialization with probe values at the computed positions. They are
 never found by searching the serialized bytes for sentinel values: the middleware leaves padding bytes
 uninitialised, and they may hold the sentinels of an earlier serialization.
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from rclpy.serialization import serialize_message
 
-from lotusim_core import cdr_layout
+from lotusim_core.ros import cdr_layout
 
 _PROBE_INTS = {"i": -123456, "I": 3123456, "q": -1234567890123, "Q": 12345678901234, "b": -101, "B": 101}
 _FORMATS = {
@@ -166,7 +166,7 @@ class RawArrays:
     views: the fleet-wide messages (lotusim_interfaces/FleetState) with thousands of numbers per step.
 
     `arrays`: sequence fields of float64 whose lengths are fixed in the template (e.g. N x 3 positions), at
-    offsets from the message layout (lotusim_core.cdr_layout). `scalars`: scalar fields patched
+    offsets from the message layout (lotusim_core.ros.cdr_layout). `scalars`: scalar fields patched
     with struct (e.g. the stamp). `byte_arrays`: uint8[] fields. Build a new instance when the lengths change."""
 
     def __init__(
@@ -332,7 +332,7 @@ class RawSequence:
 
     `sequence`: the sequence field; `double_fields`: float64 scalars of an element (dotted paths inside it);
     `int_fields`: int32 / uint32 scalars of an element, all set to the same values by `write_ints` (the stamp).
-    Positions come from the message layout (lotusim_core.cdr_layout), checked once against a serialization with
+    Positions come from the message layout (lotusim_core.ros.cdr_layout), checked once against a serialization with
     a distinct probe value per (element, field). Build a new instance when the elements change."""
 
     def __init__(self, msg: Any, sequence: str, double_fields: Sequence[str], int_fields: Sequence[str] = ()) -> None:

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from lotusim_core.catalogue import load_vehicle
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_physics.fleet import Fleet
 
 

@@ -1,4 +1,4 @@
-"""The static transforms of lotusim's frames on `/tf_static` (REP 105; names in lotusim_core.ros_names).
+"""The static transforms of lotusim's frames on `/tf_static` (REP 105; names in lotusim_core.ros.ros_names).
 
 `map` -> `odom` (identity: ground-truth odometry does not drift) from the dynamics worker that publishes the
 clock; `<vessel>/base_link` -> `<vessel>/<sensor>_link` (the sensor's mount point in base_link FLU, metres,
@@ -18,7 +18,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
-from lotusim_core.ros_names import MAP_FRAME, ODOM_FRAME, base_link, sensor_frame
+from lotusim_core.ros.ros_names import MAP_FRAME, ODOM_FRAME, base_link, sensor_frame
 
 STATIC_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 FLUSH_PERIOD_S = 0.1  # wall time: many vessels configured in one burst make one message

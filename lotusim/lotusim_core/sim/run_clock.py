@@ -19,7 +19,7 @@ import dataclasses
 import struct
 import time
 
-from lotusim_core.launch_plan import NodeSpec
+from lotusim_core.sim.launch_plan import NodeSpec
 
 PARAMETER = "run_until_s"  # lotusim_physics.run_limit.PARAMETER (not imported: no physics in the CLI)
 QUERY_PERIOD_S = 0.1  # wall time between two sim-time queries to the master
@@ -160,7 +160,7 @@ class RunClock:
         from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
         from rcl_interfaces.srv import SetParameters
 
-        from lotusim_core import reliable_calls
+        from lotusim_core.ros import reliable_calls
 
         value = -1.0 if iteration < 0 else iteration * self.step_ns * 1e-9
         request = SetParameters.Request(
@@ -247,7 +247,7 @@ class RunClock:
 
 def vessels_with_sensors(plan) -> set[str]:
     """The plan's vessels that carry at least one sensor (catalogue suite merged with the vessel's overrides)."""
-    from lotusim_core.catalogue import load_vehicle
+    from lotusim_core.base.catalogue import load_vehicle
     from lotusim_sensors.suite import merge_sensors, parse_suite
 
     specs: dict[str, object] = {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lotusim_core.checkpoint_store import check_name
+from lotusim_core.base.checkpoint_store import check_name
 
 OPERATIONS = ("save", "restore", "list")
 ANSWER_S = 60.0  # wall seconds for the answer to a save or restore (every worker, one after the other)
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
     """Exit code 0 on success, 1 if the server refused (its one-line reason on stderr), 2 for a usage error."""
-    from lotusim_core.cli_fleet import _Client
+    from lotusim_core.cli.fleet import _Client
     from lotusim_interfaces.srv import Checkpoint
 
     if args.operation != "list":
@@ -56,7 +56,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 
 def _call(client, srv_type, request):
     """One call of /lotusim/checkpoint, re-sent if its answer is lost (saving or restoring twice is harmless)."""
-    from lotusim_core import reliable_calls
+    from lotusim_core.ros import reliable_calls
 
     service = client.node.create_client(srv_type, "/lotusim/checkpoint")
     client.wait(service.service_is_ready, 30.0, "/lotusim/checkpoint")

@@ -13,14 +13,14 @@ The MAS server and the workers must see one checkpoint directory (same machine o
 
 from __future__ import annotations
 
-from lotusim_core import checkpoint_store as store
+from lotusim_core.base import checkpoint_store as store
 from lotusim_interfaces.srv import Checkpoint, ListVessels
 
 CHECKPOINT_ANSWER_S = 20.0  # wall seconds a worker has to save or restore before it is asked again
 
 
 async def handle(mas, request: Checkpoint.Request, response: Checkpoint.Response) -> Checkpoint.Response:
-    """Answer one request to the MAS server `mas` (a lotusim_core.mas_server.MasServer)."""
+    """Answer one request to the MAS server `mas` (a lotusim_core.sim.mas_server.MasServer)."""
     root = store.checkpoint_dir(mas.checkpoint_dir)
     try:
         if request.operation == Checkpoint.Request.LIST:

@@ -3,7 +3,7 @@
 Every file is checked completely at load time; each problem raises a CatalogueError whose message names the file,
 the key (dotted path, e.g. `thrusters[2].direction_frd`) and what was expected versus what was found. The file
 format (keys, units, frames, defaults) is documented in docs/vehicles.md; conventions are those of
-lotusim_core.vehicle_spec (SI, body FRD, origin CO, Fossen signs with positive magnitudes).
+lotusim_core.base.vehicle_spec (SI, body FRD, origin CO, Fossen signs with positive magnitudes).
 
 Physical checks follow Fossen, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed. (2021):
 - M = M_RB + M_A symmetric positive definite (sec. 3.3 / 6.3), with M_RB from eq. 3.44 (`rigid_body_mass_matrix`);
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from lotusim_core import safe_yaml
-from lotusim_core.paths import config_dir
-from lotusim_core.vehicle_spec import (
+from lotusim_core.base import safe_yaml
+from lotusim_core.base.paths import config_dir
+from lotusim_core.base.vehicle_spec import (
     BodyLiftSpec,
     FinSpec,
     SurfaceHydrostatics,

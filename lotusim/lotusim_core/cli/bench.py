@@ -10,8 +10,8 @@ import importlib
 
 # target name -> module exposing register_bench(subparsers); the module is imported lazily by the parser build
 BENCH_TARGETS: dict[str, str] = {
-    "dynamics": "lotusim_physics.benchmark",
-    "fleet": "lotusim_core.fleet_benchmark",
+    "dynamics": "lotusim_core.bench.dynamics",
+    "fleet": "lotusim_core.bench.fleet",
 }
 
 

@@ -1,7 +1,7 @@
 """`lotusim run SCENARIO` and `lotusim demo`: a scenario's simulation without `ros2 launch`.
 
-scenario -> plan (lotusim_core.scenario) -> node specs (lotusim_core.launch_plan, the same list sim.launch.py
-uses) -> one process per node (lotusim_core.process_launcher) -> vessels spawned through the MAS action, a live
+scenario -> plan (lotusim_core.sim.scenario) -> node specs (lotusim_core.sim.launch_plan, the same list sim.launch.py
+uses) -> one process per node (lotusim_core.sim.process_launcher) -> vessels spawned through the MAS action, a live
 status line (sim time, RTF, vessels), optional recording (rosbag2 / MCAP) and trajectory plot, and a clean stop
 on Ctrl-C or after `--duration` seconds of sim time.
 """
@@ -78,12 +78,12 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from lotusim_core import launch_plan
+    from lotusim_core.sim import launch_plan
 
     scenario, overrides = launch_plan.scenario_from_cli(args)
     hil_plan = None
     if getattr(args, "remap", ""):
-        from lotusim_core import hil
+        from lotusim_core.sim import hil
 
         hil_plan = hil.apply_hil(scenario, hil.load_remapping(args.remap))
         scenario = hil_plan.scenario
@@ -135,16 +135,16 @@ def run_scenario(
     watch_rtf: float = 0.0,
 ) -> dict:  # fmt: skip
     """Start the scenario's nodes, spawn its vessels, run, stop; return the summary (also printed). hil_plan
-    (lotusim_core.hil.HilPlan): its plan and remapping rules instead of the scenario's plan. watch_rtf > 0: watch
-    the controllers' status and report against this target RTF (lotusim_core.cli_demo)."""
+    (lotusim_core.sim.hil.HilPlan): its plan and remapping rules instead of the scenario's plan. watch_rtf > 0: watch
+    the controllers' status and report against this target RTF (lotusim_core.cli.demo)."""
     import rclpy
     from rclpy.action import ActionClient
     from rclpy.serialization import deserialize_message
 
-    from lotusim_core import launch_plan, run_clock
-    from lotusim_core.node_runner import STOP, install_stop_signals, make_executor
-    from lotusim_core.process_launcher import ProcessLauncher
-    from lotusim_core.trajectories import TrajectoryLog
+    from lotusim_core.ros.node_runner import STOP, install_stop_signals, make_executor
+    from lotusim_core.sim import launch_plan, run_clock
+    from lotusim_core.sim.process_launcher import ProcessLauncher
+    from lotusim_core.sim.trajectories import TrajectoryLog
     from lotusim_interfaces.action import FleetCommand
     from lotusim_interfaces.msg import FleetState, SimStats
 
@@ -172,7 +172,7 @@ def run_scenario(
     trajectories = TrajectoryLog(period_s=1.0)
     watch = None
     if watch_rtf > 0:
-        from lotusim_core.cli_demo import DemoWatch
+        from lotusim_core.cli.demo import DemoWatch
 
         watch = DemoWatch(node, plan, watch_rtf)
     dyn = plan.node_parameters[plan.dynamics_nodes[0]]
@@ -324,7 +324,7 @@ def _print_remappings(hil_plan) -> None:
 
 
 def _spawn(client, items, spin_once):
-    from lotusim_core import reliable_calls
+    from lotusim_core.ros import reliable_calls
     from lotusim_interfaces.action import FleetCommand
 
     def progress(fb) -> None:
@@ -340,7 +340,7 @@ def _spawn(client, items, spin_once):
 def _start_recorder(node, executor, path: str, plan, now_ns):
     """Record the scenario's `recording.topics` (or the fleet state and stats, plus the odometry of fleets of up
     to 10 vessels); the fleet state is kept at 10 Hz of sim time (one message holds the whole fleet)."""
-    from lotusim_core.recorder import BagRecorder, resolve_topic_types
+    from lotusim_core.sim.recorder import BagRecorder, resolve_topic_types
 
     if plan.record is not None:
         topics = list(plan.record.topics)
@@ -351,7 +351,7 @@ def _start_recorder(node, executor, path: str, plan, now_ns):
     # sim time is held: wait for the sensor node to set up the vessels' sensors (60 s at most), then for the
     # topics (created in the background) until none is new for 5 s (2 s was outlasted under load in CI: a
     # sensor topic reported as not recorded): the others are published by no node
-    from lotusim_core.run_clock import sensors_set_up, vessels_with_sensors
+    from lotusim_core.sim.run_clock import sensors_set_up, vessels_with_sensors
 
     per_vessel = {t.split("/")[1] for t in topics if t.count("/") >= 2 and not t.endswith("/odom")}  # not the worker's
     sensing = vessels_with_sensors(plan) & per_vessel

@@ -1,7 +1,7 @@
 """The MAS server's side of a dynamics worker's death: notice it, list its vessels as such, keep commands away
 from it, and bring its vessels back when it returns (docs/simulation.md, "Supervision and failover").
 
-- Heartbeat: every worker's /lotusim/stats (lotusim_core.worker_health). Silent for `worker_timeout_s` of wall
+- Heartbeat: every worker's /lotusim/stats (lotusim_core.sim.worker_health). Silent for `worker_timeout_s` of wall
   time: down. Its vessels are listed with STATUS_WORKER_DOWN at their last known pose; creates go to the other
   workers (none left: NO_WORKER at once); a delete of one of its vessels is done in the registry alone (the name
   is free again); a move is refused (NO_WORKER).
@@ -24,8 +24,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from lotusim_core.fleet_registry import PlannedItem
-from lotusim_core.worker_health import Heard, WorkerHealth
+from lotusim_core.sim.fleet_registry import PlannedItem
+from lotusim_core.sim.worker_health import Heard, WorkerHealth
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription, VesselInfo
 from lotusim_interfaces.srv import ListVessels, WorkerCommand
 

@@ -131,14 +131,14 @@ SCENARIO_KEYS = ("world", "vessels", "environment", "physics", "sensors", "contr
 def load_scenario_environment(name_or_path: str) -> tuple[dict[str, Any], Path | None]:
     """(environment configuration, base directory) of a scenario (file or shipped name) or a bare environment file.
 
-    A scenario (lotusim_core.scenario: `world:` holds the origin, density and bathymetry, `seed` is top level) is
+    A scenario (lotusim_core.sim.scenario: `world:` holds the origin, density and bathymetry, `seed` is top level) is
     loaded and validated by the scenario loader, which assembles the full environment mapping; a YAML file with
     none of the scenario sections is taken as the environment configuration itself.
     """
     import yaml
 
-    from lotusim_core import safe_yaml
-    from lotusim_core.scenario import load_scenario
+    from lotusim_core.base import safe_yaml
+    from lotusim_core.sim.scenario import load_scenario
 
     path = Path(name_or_path).expanduser()
     if not path.is_file():

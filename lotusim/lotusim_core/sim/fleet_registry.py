@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-from lotusim_core import frames, safe_yaml
-from lotusim_core.catalogue import apply_overrides, list_models, load_vehicle
-from lotusim_core.geodesy import GeodeticOrigin, geodetic_to_enu
-from lotusim_core.names import name_problem
-from lotusim_core.spawn_checks import seabed_depths_m, sensors_problem, start_problem
+from lotusim_core.base import frames, safe_yaml
+from lotusim_core.base.catalogue import apply_overrides, list_models, load_vehicle
+from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu
+from lotusim_core.base.names import name_problem
+from lotusim_core.sim.spawn_checks import seabed_depths_m, sensors_problem, start_problem
 from lotusim_env.environment import build_environment
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.msg import ItemResult, VesselDescription
@@ -85,7 +85,7 @@ class FleetRegistry:
         self.origin = origin
         self.max_vessels = max_vessels
         self.workers: dict[str, int] = {}
-        self.down: set[str] = set()  # workers that stopped reporting (lotusim_core.failover): no creates go there
+        self.down: set[str] = set()  # workers that stopped reporting (lotusim_core.sim.failover): no creates go there
         self.quiet: set[str] = set()  # workers silent for a while, not yet down: creates go elsewhere if possible
         self._entries: dict[str, RegistryEntry] = {}
         self._reserved: set[str] = set()
