@@ -1,0 +1,3 @@
+"""Foundation layer, ROS-free: frames, geodesy, names, safe YAML, vehicle specs and the catalogue, checkpoint files.
+
+Imports nothing of lotusim above it (pyproject.toml, [tool.importlinter]; docs/architecture.md)."""
