@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
@@ -35,11 +34,11 @@ from lotusim_core.base import frames, safe_yaml
 from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.base.vehicle_spec import VehicleSpec
+from lotusim_core.ros.qos import LATCHED
 from lotusim_env.environment import build_environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import SetWaypoints
 
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 STATUS_LABEL = "stamp_s,index,count,distance_m,cross_track_m,done"
 MAX_WAYPOINTS = 10_000
 

@@ -27,7 +27,7 @@ from lotusim_physics.fins import fin_wrench
 from lotusim_physics.kinematics import quat_derivative, rotation_from_quat
 from lotusim_physics.restoring import restoring_surface, restoring_underwater
 from lotusim_physics.rigid_body import c_rb_times_nu
-from lotusim_physics.wind import wind_load
+from lotusim_physics.wind_load import wind_load
 
 # LLVM fast-math flags for the compiled kernel: contraction into fused multiply-adds and reassociation let it
 # vectorise the 6x6 products (~25 % faster). Deliberately without "nnan"/"ninf": fault containment tests

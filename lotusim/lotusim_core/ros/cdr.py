@@ -124,19 +124,6 @@ class RawMessage:
             for name, original in zip(names, originals, strict=True):
                 _set(msg, name, original)
 
-    def rebased(self, msg: Any) -> RawMessage:
-        """The same patchable fields on another message of the same type whose serialized length (hence
-        layout) is the same, e.g. another vessel's odometry with a frame id of the same length: one
-        serialization instead of one per field."""
-        template = serialize_message(msg)
-        if len(template) != len(self._template):
-            raise ValueError(f"rebased: serialized length {len(template)} differs from {len(self._template)}")
-        clone = object.__new__(RawMessage)
-        clone._template, clone._runs, clone.value_count = template, self._runs, self.value_count
-        clone.endian, clone.offsets, clone.formats = self.endian, self.offsets, self.formats
-        clone._buffer = bytearray(template)
-        return clone
-
     def packer(self) -> Callable[..., bytes]:
         """A faster `pack` for a message whose fields are one run (adjacent in memory, e.g. the stamp of a
         rosgraph_msgs/Clock): a function of the values as arguments that makes the bytes in one struct call,

@@ -18,11 +18,6 @@ def to_float64_array(values: np.ndarray) -> array.array:
     return out
 
 
-def to_uint8_array(values: np.ndarray) -> bytes:
-    """Return values flattened as bytes for a uint8[] message field."""
-    return np.ascontiguousarray(values, dtype=np.uint8).tobytes()
-
-
 def from_float64_array(field: array.array, columns: int | None = None) -> np.ndarray:
     """View a float64[] message field as a NumPy array, reshaped to (-1, columns) when columns is given."""
     data = np.frombuffer(field, dtype=np.float64) if len(field) else np.zeros(0)

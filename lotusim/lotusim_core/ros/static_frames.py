@@ -15,12 +15,11 @@ from typing import Any
 
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
+from lotusim_core.ros.qos import LATCHED
 from lotusim_core.ros.ros_names import MAP_FRAME, ODOM_FRAME, base_link, sensor_frame
 
-STATIC_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 FLUSH_PERIOD_S = 0.1  # wall time: many vessels configured in one burst make one message
 # a flush of F s is followed by at least FLUSH_BACKOFF x F s without one, so that re-sending every transform
 # while a big fleet is spawned stays a small share of the node's time (2,000 vessels x 6 sensors: 0.16 s each)
@@ -55,7 +54,7 @@ class StaticFrames:
 
     def __init__(self, node: Node) -> None:
         self._node = node
-        self._pub = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
+        self._pub = node.create_publisher(TFMessage, "/tf_static", LATCHED)
         self._groups: dict[Any, list[TransformStamped]] = {}
         self._dirty = False
         self._quiet_until = 0.0  # monotonic s: no flush before (FLUSH_BACKOFF)
@@ -88,7 +87,7 @@ class StaticFrames:
 
 def publish_once(node: Node, transforms: list[TransformStamped]):
     """Publish fixed transforms once on /tf_static (latched); returns the publisher, to keep alive."""
-    pub = node.create_publisher(TFMessage, "/tf_static", STATIC_QOS)
+    pub = node.create_publisher(TFMessage, "/tf_static", LATCHED)
     stamp = node.get_clock().now().to_msg()
     for t in transforms:
         t.header.stamp = stamp

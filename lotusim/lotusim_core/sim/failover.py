@@ -20,10 +20,10 @@ import time
 
 from builtin_interfaces.msg import Time
 from rclpy.clock import Clock, ClockType
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 
+from lotusim_core.ros.qos import LATCHED
 from lotusim_core.sim.fleet_registry import PlannedItem
 from lotusim_core.sim.worker_health import Heard, WorkerHealth
 from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription, VesselInfo
@@ -48,8 +48,7 @@ class Failover:
         self._recovering: set[str] = set()
         mas.create_timer(0.5, self._tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.sim_time_s = 0.0  # the latest sim time a worker reported
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._resume_pub = mas.create_publisher(ClockMsg, "/lotusim/resume_clock", latched)
+        self._resume_pub = mas.create_publisher(ClockMsg, "/lotusim/resume_clock", LATCHED)
 
     def log(self):
         return self.mas.get_logger()

@@ -44,7 +44,10 @@ class PlannedItem:
 
 
 @dataclass
-class Plan:
+class CommandPlan:
+    """What one fleet command goal will do: the items refused up front (by goal index), the items accepted with the
+    worker each goes to, and the vessel names reserved until the workers answer."""
+
     refused: dict[int, ItemResult] = field(default_factory=dict)
     accepted: list[PlannedItem] = field(default_factory=list)
     reserved: set[str] = field(default_factory=set)
@@ -127,13 +130,13 @@ class FleetRegistry:
             if entry is not None:
                 self.workers[entry.worker] -= 1
 
-    def release(self, plan: Plan) -> None:
+    def release(self, plan: CommandPlan) -> None:
         """Free the names a plan reserved for creates that did not happen."""
         self._reserved -= plan.reserved
 
     # --- planning ----------------------------------------------------------------------------------------------
-    def plan(self, items: list[Item]) -> Plan:
-        plan = Plan()
+    def plan(self, items: list[Item]) -> CommandPlan:
+        plan = CommandPlan()
         alive = {name: entry.worker for name, entry in self._entries.items()}  # as the goal will leave it
         others = frozenset(self._reserved)  # names of creates of other goals still in flight
         load = dict(self.workers)
@@ -148,7 +151,7 @@ class FleetRegistry:
                 plan.accepted.append(outcome)
         return plan
 
-    def _plan_item(self, index: int, item: Item, alive: dict, others: frozenset, load: dict, plan: Plan):
+    def _plan_item(self, index: int, item: Item, alive: dict, others: frozenset, load: dict, plan: CommandPlan):
         """One item's PlannedItem, or its refusal (ItemResult); `alive` and `load` as the goal leaves them."""
         name = item.vessel.name
         if item.command == Item.CREATE:
@@ -168,7 +171,7 @@ class FleetRegistry:
             )
         return outcome
 
-    def _plan_create(self, index: int, item: Item, alive: dict, others: frozenset, load: dict, plan: Plan):
+    def _plan_create(self, index: int, item: Item, alive: dict, others: frozenset, load: dict, plan: CommandPlan):
         """A create: `alive` holds this goal's earlier creates (so each counts once towards max_vessels) without
         its earlier deletes (so a name deleted earlier in the goal can be created again); `others`: names
         reserved by other goals in flight."""

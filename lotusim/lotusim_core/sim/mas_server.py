@@ -23,12 +23,12 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 from lotusim_core.base.catalogue import describe_models
 from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.qos import LATCHED
 from lotusim_core.sim import checkpoint_coordinator
 from lotusim_core.sim.failover import Failover
 from lotusim_core.sim.fleet_registry import FleetRegistry, PlannedItem
@@ -40,7 +40,6 @@ from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCo
 # 10 (rmw_qos_profile_services_default, KEEP_LAST), and the answers of a longer burst overwrite each other
 # before they are read (lost: each cost command_timeout_s).
 REQUESTS_IN_FLIGHT = 5
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 WORKER_WAIT_S = 300.0  # default of worker_wait_s: a cold start compiles the physics kernels (20 s to minutes)
 
 

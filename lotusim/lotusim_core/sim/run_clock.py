@@ -73,21 +73,18 @@ class RunClock:
         fleet_state_every: int,
     ) -> None:
         from rcl_interfaces.srv import SetParameters
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+        from lotusim_core.ros.qos import LATCHED
         from lotusim_interfaces.msg import EnvironmentConfig
         from lotusim_interfaces.srv import Step
 
         self._node, self._spin_once = node, spin_once
-        latched = QoSProfile(
-            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
-        )
         self.environment_revision: int | None = None  # of the latest /lotusim/environment seen
         node.create_subscription(
             EnvironmentConfig,
             "/lotusim/environment",
             lambda m: setattr(self, "environment_revision", m.revision),
-            latched,
+            LATCHED,
         )
         self._set = node.create_client(SetParameters, f"/{master_node}/set_parameters")
         self._step = node.create_client(Step, "/lotusim/step")

@@ -9,7 +9,7 @@ V_rw^2 = u_rw^2 + v_rw^2 and the angle of attack gamma_rw = -atan2(v_rw, u_rw) (
     C_X = -c_x cos(gamma_rw),  C_Y = c_y sin(gamma_rw),  C_N = c_n sin(2 gamma_rw)
 
 [SaldarriagaMesa2025] writes the same coefficients with the opposite sign of gamma/C_X; the convention here makes a wind
-from astern push the vessel ahead and a beam wind push it to leeward (tests/test_physics_loads.py), and gives zero load
+from astern push the vessel ahead and a beam wind push it to leeward (test_physics_loads.py), and gives zero load
 to a vessel drifting with the wind. Typical c_x 0.5-0.9, c_y 0.7-0.95, c_n 0.05-0.2 ([SaldarriagaMesa2025]).
 """
 
