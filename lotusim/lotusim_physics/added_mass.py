@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lotusim_core.base.fossen import skew
 from lotusim_physics import layout as L
 from lotusim_physics.damping import matvec6
-from lotusim_physics.rigid_body import skew
 
 MUNK_ENTRIES = ((0, 4), (4, 0), (2, 4), (4, 2), (0, 5), (5, 0), (1, 5), (5, 1))
 

@@ -22,30 +22,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lotusim_core.base.fossen import inertia_about_co, m_rb, skew
 from lotusim_physics import layout as L
 
-
-def skew(a) -> np.ndarray:
-    """S(a): the 3x3 skew-symmetric matrix with S(a) b = a x b (Fossen 2021 eq. 2.9)."""
-    a1, a2, a3 = np.asarray(a, dtype=float)
-    return np.array([[0.0, -a3, a2], [a3, 0.0, -a1], [-a2, a1, 0.0]])
-
-
-def inertia_about_co(inertia_cg_kgm2, mass_kg: float, r_g_frd_m) -> np.ndarray:
-    """I_b = I_g - m S(r_g)^2: inertia about CO from the inertia about CG (parallel-axis theorem), kg m^2."""
-    s = skew(r_g_frd_m)
-    return np.asarray(inertia_cg_kgm2, dtype=float) - mass_kg * s @ s
-
-
-def m_rb(mass_kg: float, inertia_cg_kgm2, r_g_frd_m) -> np.ndarray:
-    """M_RB about CO (6x6), Fossen 2021 sec. 3.3: symmetric positive definite for m > 0, I_g > 0."""
-    s = skew(r_g_frd_m)
-    out = np.zeros((6, 6))
-    out[:3, :3] = mass_kg * np.eye(3)
-    out[:3, 3:] = -mass_kg * s
-    out[3:, :3] = mass_kg * s
-    out[3:, 3:] = inertia_about_co(inertia_cg_kgm2, mass_kg, r_g_frd_m)
-    return out
+__all__ = ["c_rb", "c_rb_times_nu", "inertia_about_co", "m_rb", "skew"]  # M_RB and S(a): lotusim_core.base.fossen
 
 
 def c_rb(mass_kg: float, inertia_cg_kgm2, r_g_frd_m, nu) -> np.ndarray:

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.fossen import m_rb
 from lotusim_physics import layout as L
 from lotusim_physics.fins import lift_coefficient
 from lotusim_physics.fleet import Fleet
-from lotusim_physics.rigid_body import m_rb
 from lotusim_physics.thrusters import allocation_matrix, t200_thrust
 
 DT = 0.02

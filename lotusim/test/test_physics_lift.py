@@ -13,10 +13,10 @@ import pytest
 
 from lotusim_core.base import frames
 from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.fossen import m_rb
 from lotusim_physics import layout as L
 from lotusim_physics.fins import fin_wrench
 from lotusim_physics.fleet import Fleet, pack_vessel
-from lotusim_physics.rigid_body import m_rb
 
 DT = 0.02
 RHO = 1025.0

@@ -11,11 +11,12 @@ import pytest
 from physics_reference_vehicles import level_quat
 
 from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.fossen import m_rb
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a, c_a_mask
 from lotusim_physics.equations_of_motion import vessel_derivative
 from lotusim_physics.fleet import Fleet
-from lotusim_physics.rigid_body import c_rb, m_rb
+from lotusim_physics.rigid_body import c_rb
 
 
 def S(a):  # noqa: N802 - Fossen's symbol
