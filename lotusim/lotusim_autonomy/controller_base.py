@@ -1,5 +1,6 @@
 """Helpers shared by the vessel controllers (the contract is in controller_host.py): typed reads of a controller's
-params dict, dotted ROS parameter names to nested params, the standalone one-controller node and its main()."""
+params dict (and of its vessel's model), the endpoints a controller creates on its host node, dotted ROS parameter
+names to nested params, the standalone one-controller node and its main()."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 from rclpy.node import Node
 
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_core.ros.node_runner import run_node_main, with_sim_time
 
 DEFAULT_ORIGIN = GeodeticOrigin(48.3904, -4.4861, 0.0)  # the MAS server's default origin (Brest)
@@ -48,6 +51,15 @@ class ParamReader:
             raise ValueError(f"{self.where}: model: expected the vessel's catalogue model name, got {value!r}")
         return value
 
+    def vehicle(self, cannot_drive: Callable[[VehicleSpec], str | None]) -> VehicleSpec:
+        """The catalogue vehicle named by `model`; ValueError `where: model: reason` if the controller cannot
+        drive it (cannot_drive returns the reason, or None)."""
+        spec = load_vehicle(self.model())
+        reason = cannot_drive(spec)
+        if reason is not None:
+            raise ValueError(f"{self.where}: model: {reason}")
+        return spec
+
     def origin(self) -> GeodeticOrigin:
         return GeodeticOrigin(
             self.number("origin_latitude_deg", DEFAULT_ORIGIN.latitude_deg, -90.0, 90.0),
@@ -67,6 +79,33 @@ class ParamReader:
         if unknown:
             known = sorted(self.used - set(ROS_ONLY_KEYS))
             raise ValueError(f"{self.where}: unknown parameter(s) {unknown}; expected some of {known}")
+
+
+class Endpoints:
+    """The publishers, subscriptions and services one controller creates on its host node; close() destroys them
+    all, so that a host can drop one controller and keep the others."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self._made: list[tuple[str, Any]] = []
+
+    def publisher(self, msg_type: type, topic: str, qos: Any = 10) -> Any:
+        return self._keep("publisher", self.node.create_publisher(msg_type, topic, qos))
+
+    def subscription(self, msg_type: type, topic: str, callback: Callable, qos: Any = 10) -> Any:
+        return self._keep("subscription", self.node.create_subscription(msg_type, topic, callback, qos))
+
+    def service(self, srv_type: type, name: str, callback: Callable) -> Any:
+        return self._keep("service", self.node.create_service(srv_type, name, callback))
+
+    def _keep(self, kind: str, entity: Any) -> Any:
+        self._made.append((kind, entity))
+        return entity
+
+    def close(self) -> None:
+        for kind, entity in reversed(self._made):
+            getattr(self.node, f"destroy_{kind}")(entity)
+        self._made.clear()
 
 
 def nest(flat: Mapping[str, Any]) -> dict[str, Any]:

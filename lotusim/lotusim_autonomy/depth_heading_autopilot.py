@@ -30,10 +30,9 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
-from lotusim_autonomy.controller_base import ParamReader, SingleControllerNode, main_for
+from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.torpedo import HEADING_LAWS, TorpedoAutopilot, TorpedoGains
-from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.vehicle_spec import VehicleSpec
 
 STATUS_LABEL = "stamp_s,depth_m,depth_ref_m,pitch_d_deg,heading_deg,heading_ref_deg,delta_q_rad,delta_r_rad"
@@ -63,10 +62,7 @@ class DepthHeadingAutopilot:
         self.node, self.vessel = node, vessel
         read = ParamReader(params, f"{self.TYPE} {vessel}")
         self.model = read.model()
-        spec = load_vehicle(self.model)
-        reason = self.cannot_drive(spec)
-        if reason is not None:
-            raise ValueError(f"{self.TYPE} {vessel}: model: {reason}")
+        spec = read.vehicle(self.cannot_drive)
         gains = TorpedoGains()
         for f in fields(TorpedoGains):
             default = getattr(gains, f.name)
@@ -80,8 +76,8 @@ class DepthHeadingAutopilot:
         read.finish()
         self.autopilot = TorpedoAutopilot(spec, gains, rho)
         v = vessel
-        self._entities: list = []
-        pub = self._publisher
+        self._endpoints = Endpoints(node)
+        pub = self._endpoints.publisher
         self._fin_pubs = [pub(Float64, f"{v}/fins/{f.name}/cmd") for f in spec.fins]
         self._thr_pubs = [pub(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = pub(Float64MultiArray, f"{v}/autopilot/status")
@@ -90,8 +86,8 @@ class DepthHeadingAutopilot:
         self.speed_mps: float | None = None
         self.propeller_cmd: float | None = None
         self._apply_setpoints(setpoints)
-        sub = self._subscription
-        sub(Odometry, f"{v}/odom", self._on_odom, depth=1)  # a host that lags steps on the newest state
+        sub = self._endpoints.subscription
+        sub(Odometry, f"{v}/odom", self._on_odom, 1)  # a host that lags steps on the newest state
         sub(Float64, f"{v}/setpoint/depth", self._on_depth)
         sub(Float64, f"{v}/setpoint/heading", self._on_heading)
         sub(Float64, f"{v}/setpoint/speed", self._on_speed)
@@ -106,22 +102,9 @@ class DepthHeadingAutopilot:
             f"depth {self.depth_m} m, heading {_deg(self.heading_rad)} deg, speed {self.speed_mps} m/s"
         )
 
-    def _publisher(self, msg_type, topic: str):
-        pub = self.node.create_publisher(msg_type, topic, 10)
-        self._entities.append(pub)
-        return pub
-
-    def _subscription(self, msg_type, topic: str, callback, depth: int = 10) -> None:
-        self._entities.append(self.node.create_subscription(msg_type, topic, callback, depth))
-
     def close(self) -> None:
         """Destroy this autopilot's publishers and subscriptions on the host node."""
-        for entity in self._entities:
-            if hasattr(entity, "callback"):
-                self.node.destroy_subscription(entity)
-            else:
-                self.node.destroy_publisher(entity)
-        self._entities.clear()
+        self._endpoints.close()
 
     def _apply_setpoints(self, setpoints: dict[str, Any]) -> None:
         """The scenario's set-points (depth_m, heading_deg, speed_mps); a depth or heading without a speed

@@ -38,7 +38,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
-from lotusim_autonomy.controller_base import ParamReader, SingleControllerNode, main_for
+from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.pid import ssa
 from lotusim_autonomy.rov import (
@@ -51,7 +51,6 @@ from lotusim_autonomy.rov import (
     parse_setpoints,
 )
 from lotusim_core.base import frames
-from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.vehicle_spec import VehicleSpec
 
 STATUS_LABEL = (
@@ -78,10 +77,7 @@ class StationKeeper:
         where = f"{self.TYPE} {vessel}"
         read = ParamReader(params, where)
         self.model = read.model()
-        spec = load_vehicle(self.model)
-        reason = self.cannot_drive(spec)
-        if reason is not None:
-            raise ValueError(f"{where}: model: {reason}")
+        spec = read.vehicle(self.cannot_drive)
         gains = RovGains()
         for f in fields(RovGains):
             setattr(gains, f.name, read.number(f.name, getattr(gains, f.name), 0.0))
@@ -98,15 +94,14 @@ class StationKeeper:
         self.depth_m: float | None = None
         self.heading_rad: float | None = None
         v = vessel
-        self._pubs = [node.create_publisher(Float64, f"{v}/thrusters/{t.name}/cmd", 10) for t in spec.thrusters]
-        self._status_pub = node.create_publisher(Float64MultiArray, f"{v}/station_keeper/status", 10)
-        self._subs = [
-            # depth 1: a host that falls behind steps on the newest state, never on a backlog of old ones
-            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 1),
-            node.create_subscription(PoseStamped, f"{v}/goal_pose", self._on_goal, 10),
-            node.create_subscription(Float64, f"{v}/setpoint/depth", self._on_depth, 10),
-            node.create_subscription(Float64, f"{v}/setpoint/heading", self._on_heading, 10),
-        ]
+        self._endpoints = made = Endpoints(node)
+        self._pubs = [made.publisher(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._status_pub = made.publisher(Float64MultiArray, f"{v}/station_keeper/status")
+        # depth 1: a host that falls behind steps on the newest state, never on a backlog of old ones
+        made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
+        made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
+        made.subscription(Float64, f"{v}/setpoint/depth", self._on_depth)
+        made.subscription(Float64, f"{v}/setpoint/heading", self._on_heading)
         self.state: NedState | None = None
         self.target: RovTarget | None = None
         self.updates = 0  # control steps done
@@ -116,11 +111,7 @@ class StationKeeper:
 
     def close(self) -> None:
         """Destroy this controller's publishers and subscriptions on the host node."""
-        for pub in [*self._pubs, self._status_pub]:
-            self.node.destroy_publisher(pub)
-        for sub in self._subs:
-            self.node.destroy_subscription(sub)
-        self._pubs, self._subs = [], []
+        self._endpoints.close()
 
     # --- set-points ----------------------------------------------------------------------------------------------
     def _start(self, s: NedState) -> None:

@@ -25,13 +25,12 @@ from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
-from lotusim_autonomy.controller_base import ParamReader, SingleControllerNode, main_for
+from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for
 from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.surface import SurfaceController, SurfaceGains
 from lotusim_core.base import frames, safe_yaml
-from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_core.ros.qos import LATCHED
@@ -65,10 +64,7 @@ class WaypointFollower:
         self.node, self.vessel = node, vessel
         read = ParamReader(params, f"{self.TYPE} {vessel}")
         self.model = read.model()
-        spec = load_vehicle(self.model)
-        reason = self.cannot_drive(spec)
-        if reason is not None:
-            raise ValueError(f"{self.TYPE} {vessel}: model: {reason}")
+        spec = read.vehicle(self.cannot_drive)
         gains = SurfaceGains(
             heading_omega_rad_s=read.number("heading_omega_rad_s", 0.5, 0.0),
             heading_zeta=read.number("heading_zeta", 1.0, 0.0),
@@ -104,15 +100,12 @@ class WaypointFollower:
         self._origin_env: GeodeticOrigin | None = None
         self._pending: SetWaypoints.Request | None = self._initial_route(setpoints)
         v = vessel
-        self._thruster_pubs = [
-            node.create_publisher(Float64, f"{v}/thrusters/{t.name}/cmd", 10) for t in spec.thrusters
-        ]
-        self._status_pub = node.create_publisher(Float64MultiArray, f"{v}/waypoints/status", 10)
-        self._subs = [
-            node.create_subscription(Odometry, f"{v}/odom", self._on_odom, 1),  # a lagging host: newest state
-            node.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED),
-        ]
-        self._service = node.create_service(SetWaypoints, f"{v}/waypoints/set", self._on_set_waypoints)
+        self._endpoints = made = Endpoints(node)
+        self._thruster_pubs = [made.publisher(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._status_pub = made.publisher(Float64MultiArray, f"{v}/waypoints/status")
+        made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: newest state
+        made.subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+        made.service(SetWaypoints, f"{v}/waypoints/set", self._on_set_waypoints)
         self.state: NedState | None = None
         self.updates = 0  # control steps done
         self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
@@ -124,12 +117,7 @@ class WaypointFollower:
 
     def close(self) -> None:
         """Destroy this follower's publishers, subscriptions and service on the host node."""
-        for pub in [*self._thruster_pubs, self._status_pub]:
-            self.node.destroy_publisher(pub)
-        for sub in self._subs:
-            self.node.destroy_subscription(sub)
-        self.node.destroy_service(self._service)
-        self._thruster_pubs, self._subs = [], []
+        self._endpoints.close()
 
     def _initial_route(self, setpoints: dict[str, Any]) -> SetWaypoints.Request | None:
         """The scenario's route (latitude_deg / longitude_deg lists, or waypoints_enu [[x, y], ...] or flat
