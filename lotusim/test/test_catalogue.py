@@ -335,7 +335,7 @@ def test_valid_copy_loads_from_tmp_path(tmp_path):
         (lambda d: d.pop("volume_m3"), "volume_m3", "underwater vehicle needs its displaced volume"),
         (lambda d: d.update(domain="aerial"), "domain", "expected one of underwater, surface"),
         (lambda d: d.update(description=""), "description", "non-empty"),
-        (lambda d: d.update(cg_frd_m=[0.0, 0.0]), "cg_frd_m", "list of 3 numbers"),
+        (lambda d: d.update(cg_frd_m=[0.0, 0.0]), "cg_frd_m", "list of 3 finite numbers"),
     ],
 )
 def test_top_level_errors_name_file_key_reason(tmp_path, mutation, key, reason):
@@ -415,7 +415,7 @@ def test_curve_thruster_errors(tmp_path):
     _expect_error(path, "thrusters[0].curve.nu_pos", "missing required key")
     path = _mutate(tmp_path, lambda d: d["thruster_defaults"].update(command_unit="rpm"), name="kayak_usv")
     _expect_error(
-        path, "thrusters[0].command_unit", "expected one of normalized, found 'rpm' (value from thruster_defaults)"
+        path, "thrusters[0].command_unit", "expected one of normalized, got 'rpm' (value from thruster_defaults)"
     )
     path = _mutate(tmp_path, lambda d: d["thrusters"].append(dict(d["thrusters"][0])), name="kayak_usv")
     _expect_error(path, "thrusters[4].name", "duplicate name")

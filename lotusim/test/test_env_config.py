@@ -12,7 +12,7 @@ from lotusim_env.environment import ConfigError, build_environment
 BAD_CONFIGS = [
     ({"curent": {}}, r"^curent: unknown key"),
     ({"current": {"model": "vortex"}}, r"^current\.model: expected one of constant, .*got 'vortex'"),
-    ({"current": {"model": "constant", "velocity_enu": [1, 2]}}, r"^current\.velocity_enu: expected 3 finite"),
+    ({"current": {"model": "constant", "velocity_enu": [1, 2]}}, r"^current\.velocity_enu: expected a list of 3 finite numbers, got \[1, 2\]"),
     ({"current": {"model": "ekman"}}, r"^current\.latitude_deg: missing .*origin\.latitude_deg"),
     ({"current": {"model": "ekman", "latitude_deg": 0.3}}, r"^current\.latitude_deg: Ekman theory needs"),
     (

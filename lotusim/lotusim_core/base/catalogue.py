@@ -1,7 +1,8 @@
 """The vehicle catalogue: load config/vehicles/<model>.yaml into a validated VehicleSpec.
 
-Every file is checked completely at load time; each problem raises a CatalogueError whose message names the file,
-the key (dotted path, e.g. `thrusters[2].direction_frd`) and what was expected versus what was found. The file
+Every file is checked completely at load time; each problem raises a CatalogueError (a ConfigError of
+lotusim_core.base.validation, the one validator of every configuration) whose message names the file, the key
+(dotted path, e.g. `thrusters[2].direction_frd`) and what was expected versus what was found. The file
 format (keys, units, frames, defaults) is documented in docs/vehicles.md; conventions are those of
 lotusim_core.base.vehicle_spec (SI, body FRD, origin CO, Fossen signs with positive magnitudes).
 
@@ -26,6 +27,7 @@ import yaml
 
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.paths import config_dir
+from lotusim_core.base.validation import ConfigError, Validator
 from lotusim_core.base.vehicle_spec import (
     BodyLiftSpec,
     FinSpec,
@@ -127,12 +129,9 @@ UNIT_TOL = 1e-3  # |norm - 1| accepted for axis vectors (files write 0.70710678)
 ROLL_POSITION_TOL = 1e-3  # m, off-axis fin position vs its roll angle
 
 
-class CatalogueError(ValueError):
-    """A vehicle file (or an override) is malformed: the message names file, key and reason."""
-
-    def __init__(self, where: str, key: str, reason: str) -> None:
-        self.where, self.key, self.reason = where, key, reason
-        super().__init__(f"{where}: {key}: {reason}")
+class CatalogueError(ConfigError):
+    """A vehicle file (or an override) is malformed: the message names file, key and reason
+    (lotusim_core.base.validation)."""
 
 
 # ---------------------------------------------------------------------------------------------- public API
@@ -266,13 +265,13 @@ def rigid_body_mass_matrix(spec: VehicleSpec) -> np.ndarray:
 def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) -> VehicleSpec:
     """Validate a vehicle mapping (the YAML form) and build the VehicleSpec; `where` names it in errors."""
     v = _Validator(where)
-    v.keys(data, "", REQUIRED_KEYS, OPTIONAL_KEYS)
-    name = v.text(data.get("name", default_name), "name")
-    description = v.text(data["description"], "description")
+    v.mapping(data, "", OPTIONAL_KEYS, required=REQUIRED_KEYS, none_ok=False)
+    name = v.stripped(data.get("name", default_name), "name")
+    description = v.stripped(data["description"], "description")
     domain = v.choice(data["domain"], "domain", DOMAINS)
     mass = v.positive(data["mass_kg"], "mass_kg")
     inertia = v.matrix(data["inertia_cg_kgm2"], "inertia_cg_kgm2", 3)
-    cg = v.vector(data["cg_frd_m"], "cg_frd_m", 3)
+    cg = v.array(data["cg_frd_m"], "cg_frd_m", 3)
     added_mass = v.matrix(data["added_mass"], "added_mass", 6)
     d_lin = v.matrix(data["damping_linear"], "damping_linear", 6)
     d_quad = v.matrix(data["damping_quadratic"], "damping_quadratic", 6)
@@ -285,36 +284,30 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
     volume, cb, surface = 0.0, np.zeros(3), None
     if domain == "underwater":
         if "volume_m3" not in data:
-            raise CatalogueError(where, "volume_m3", "missing: an underwater vehicle needs its displaced volume")
+            raise v.fail("volume_m3", "missing: an underwater vehicle needs its displaced volume")
         if "cb_frd_m" not in data:
-            raise CatalogueError(where, "cb_frd_m", "missing: an underwater vehicle needs its centre of buoyancy")
+            raise v.fail("cb_frd_m", "missing: an underwater vehicle needs its centre of buoyancy")
     if "volume_m3" in data:
         volume = v.positive(data["volume_m3"], "volume_m3")
     if "cb_frd_m" in data:
-        cb = v.vector(data["cb_frd_m"], "cb_frd_m", 3)
+        cb = v.array(data["cb_frd_m"], "cb_frd_m", 3)
     if domain == "surface":
         if "surface" not in data:
-            raise CatalogueError(where, "surface", "missing: a surface vessel needs its hydrostatics mapping")
+            raise v.fail("surface", "missing: a surface vessel needs its hydrostatics mapping")
         surface = _surface(v, data["surface"])
         if "wind" not in data:
-            raise CatalogueError(where, "wind", "missing: a surface vessel needs wind areas and coefficients")
+            raise v.fail("wind", "missing: a surface vessel needs wind areas and coefficients")
     wind = _wind(v, data["wind"]) if "wind" in data else None
     hull_height, body_lift = _hull(v, data, domain)
 
     coriolis = v.choice(data.get("coriolis_added_mass", "full"), "coriolis_added_mass", CORIOLIS_MODES)
-    note = v.text(data.get("coriolis_note", ""), "coriolis_note", allow_empty=True)
+    note = v.stripped(data.get("coriolis_note", ""), "coriolis_note", allow_empty=True)
     if coriolis != "full" and not note:
-        raise CatalogueError(
-            where, "coriolis_note", f"coriolis_added_mass is {coriolis!r}: the file must say why (coriolis_note)"
-        )
+        raise v.fail("coriolis_note", f"coriolis_added_mass is {coriolis!r}: the file must say why (coriolis_note)")
 
     thrusters = _thrusters(v, data.get("thrusters", []), data.get("thruster_defaults", {}))
     fins = _fins(v, data.get("fins", []))
-    sensors = data.get("sensors", {})
-    if sensors is None:
-        sensors = {}
-    if not isinstance(sensors, dict):
-        raise CatalogueError(where, "sensors", f"expected a mapping, found {type(sensors).__name__}")
+    sensors = v.mapping(data.get("sensors"), "sensors")
     sources = _sources(v, data)
 
     spec = VehicleSpec(
@@ -357,7 +350,7 @@ def _freeze_arrays(spec: VehicleSpec) -> None:
 
 
 def _surface(v: _Validator, raw: Any) -> SurfaceHydrostatics:
-    v.keys(raw, "surface", SURFACE_REQUIRED, ())
+    v.mapping(raw, "surface", (), required=SURFACE_REQUIRED, none_ok=False)
     vals = {k: v.positive(raw[k], f"surface.{k}") for k in SURFACE_REQUIRED}
     return SurfaceHydrostatics(**vals)
 
@@ -367,12 +360,12 @@ def _hull(v: _Validator, data: Mapping[str, Any], domain: str) -> tuple[float, B
     vessels have waterplane hydrostatics and no slender-body hull lift model)."""
     for key in ("hull_height_m", "body_lift"):
         if key in data and domain != "underwater":
-            raise CatalogueError(v.where, key, f"only underwater vehicles take {key}, found domain {domain!r}")
+            raise v.fail(key, f"only underwater vehicles take {key}, found domain {domain!r}")
     height = v.positive(data["hull_height_m"], "hull_height_m") if "hull_height_m" in data else 0.0
     if "body_lift" not in data:
         return height, None
     raw = data["body_lift"]
-    v.keys(raw, "body_lift", BODY_LIFT_REQUIRED, ())
+    v.mapping(raw, "body_lift", (), required=BODY_LIFT_REQUIRED, none_ok=False)
     lift = BodyLiftSpec(
         diameter_m=v.positive(raw["diameter_m"], "body_lift.diameter_m"),
         lift_coefficient_per_rad=v.positive(raw["lift_coefficient_per_rad"], "body_lift.lift_coefficient_per_rad"),
@@ -382,7 +375,7 @@ def _hull(v: _Validator, data: Mapping[str, Any], domain: str) -> tuple[float, B
 
 
 def _wind(v: _Validator, raw: Any) -> WindSpec:
-    v.keys(raw, "wind", WIND_REQUIRED, WIND_OPTIONAL)
+    v.mapping(raw, "wind", WIND_OPTIONAL, required=WIND_REQUIRED, none_ok=False)
     vals = {k: v.positive(raw[k], f"wind.{k}") for k in ("frontal_area_m2", "lateral_area_m2", "length_m")}
     vals.update({k: v.number(raw[k], f"wind.{k}") for k in ("cx", "cy", "cn")})
     vals["air_density_kgm3"] = v.positive(raw.get("air_density_kgm3", 1.225), "wind.air_density_kgm3")
@@ -390,15 +383,12 @@ def _wind(v: _Validator, raw: Any) -> WindSpec:
 
 
 def _thrusters(v: _Validator, raw: Any, defaults: Any) -> tuple[ThrusterSpec, ...]:
-    if not isinstance(defaults, dict):
-        raise CatalogueError(v.where, "thruster_defaults", f"expected a mapping, found {type(defaults).__name__}")
-    v.keys(defaults, "thruster_defaults", (), THRUSTER_REQUIRED + THRUSTER_OPTIONAL)
+    v.mapping(defaults, "thruster_defaults", THRUSTER_REQUIRED + THRUSTER_OPTIONAL, none_ok=False)
     items = v.sequence(raw, "thrusters")
     out = []
     for i, item in enumerate(items):
         key = f"thrusters[{i}]"
-        if not isinstance(item, dict):
-            raise CatalogueError(v.where, key, f"expected a mapping, found {type(item).__name__}")
+        v.mapping(item, key, none_ok=False)
         try:
             out.append(_thruster(v, {**defaults, **item}, key))
         except CatalogueError as exc:
@@ -411,7 +401,7 @@ def _thrusters(v: _Validator, raw: Any, defaults: Any) -> tuple[ThrusterSpec, ..
 
 
 def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
-    v.keys(t, key, THRUSTER_REQUIRED, THRUSTER_OPTIONAL)
+    v.mapping(t, key, THRUSTER_OPTIONAL, required=THRUSTER_REQUIRED, none_ok=False)
     model = v.choice(t["model"], f"{key}.model", THRUST_MODELS)
     units = ROTOR_UNITS if model == "quadratic" else CURVE_UNITS
     unit = v.choice(t["command_unit"], f"{key}.command_unit", units)
@@ -425,8 +415,8 @@ def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
             v.where, f"{key}.command_min", f"normalized commands lie in [-1, 1], found [{cmin}, {cmax}]"
         )
     spec_kw: dict[str, Any] = {
-        "name": v.text(t["name"], f"{key}.name"),
-        "position_frd_m": v.vector(t["position_frd_m"], f"{key}.position_frd_m", 3),
+        "name": v.stripped(t["name"], f"{key}.name"),
+        "position_frd_m": v.array(t["position_frd_m"], f"{key}.position_frd_m", 3),
         "direction_frd": v.unit_vector(t["direction_frd"], f"{key}.direction_frd"),
         "model": model,
         "command_unit": unit,
@@ -441,7 +431,7 @@ def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
         if t.get("kt_reverse") is not None:
             spec_kw["kt_reverse"] = v.positive(t["kt_reverse"], f"{key}.kt_reverse")
         if "curve" in t and t["curve"]:
-            raise CatalogueError(v.where, f"{key}.curve", "a quadratic thruster takes kt/diameter_m, not a curve")
+            raise v.fail(f"{key}.curve", "a quadratic thruster takes kt/diameter_m, not a curve")
     else:
         spec_kw["curve"] = _curve(v, t.get("curve"), f"{key}.curve")
         if "diameter_m" in t:
@@ -452,21 +442,20 @@ def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
 def _curve(v: _Validator, raw: Any, key: str) -> dict[str, float]:
     """Parameters of the generalised logistic thrust curve ([SaldarriagaMesa2025] Eq. 16)."""
     if raw is None:
-        raise CatalogueError(v.where, key, "missing: curve models (t200, glf) need their parameters")
-    v.keys(raw, key, CURVE_KEYS, ())
+        raise v.fail(key, "missing: curve models (t200, glf) need their parameters")
+    v.mapping(raw, key, (), required=CURVE_KEYS, none_ok=False)
     curve = {k: v.number(raw[k], f"{key}.{k}") for k in CURVE_KEYS}
     for k in ("nu_pos", "nu_neg", "b_pos", "b_neg"):
         if curve[k] <= 0.0:
-            raise CatalogueError(v.where, f"{key}.{k}", f"expected > 0 (curve shape), found {curve[k]}")
+            raise v.fail(f"{key}.{k}", f"expected > 0 (curve shape), found {curve[k]}")
     if not curve["max_force_rev_n"] < 0.0 < curve["max_force_fwd_n"]:
-        raise CatalogueError(
-            v.where,
+        raise v.fail(
             f"{key}.max_force_fwd_n",
             f"expected max_force_rev_n < 0 < max_force_fwd_n, found {curve['max_force_rev_n']}, "
             f"{curve['max_force_fwd_n']}",
         )
     if not 0.0 <= curve["deadband"] < 1.0:
-        raise CatalogueError(v.where, f"{key}.deadband", f"expected 0 <= deadband < 1, found {curve['deadband']}")
+        raise v.fail(f"{key}.deadband", f"expected 0 <= deadband < 1, found {curve['deadband']}")
     return curve
 
 
@@ -474,10 +463,10 @@ def _fins(v: _Validator, raw: Any) -> tuple[FinSpec, ...]:
     out = []
     for i, item in enumerate(v.sequence(raw, "fins")):
         key = f"fins[{i}]"
-        v.keys(item, key, FIN_REQUIRED, ())
+        v.mapping(item, key, (), required=FIN_REQUIRED, none_ok=False)
         kw: dict[str, Any] = {
-            "name": v.text(item["name"], f"{key}.name"),
-            "position_frd_m": v.vector(item["position_frd_m"], f"{key}.position_frd_m", 3),
+            "name": v.stripped(item["name"], f"{key}.name"),
+            "position_frd_m": v.array(item["position_frd_m"], f"{key}.position_frd_m", 3),
             "roll_angle_rad": v.number(item["roll_angle_rad"], f"{key}.roll_angle_rad"),
             "post_stall_slope_per_rad": v.number(item["post_stall_slope_per_rad"], f"{key}.post_stall_slope_per_rad"),
             "cd0": v.nonnegative(item["cd0"], f"{key}.cd0"),
@@ -488,7 +477,7 @@ def _fins(v: _Validator, raw: Any) -> tuple[FinSpec, ...]:
         kw["stall_angle_rad"] = v.positive(item["stall_angle_rad"], f"{key}.stall_angle_rad")
         for k in ("stall_angle_rad", "max_angle_rad"):
             if kw[k] >= math.pi / 2:
-                raise CatalogueError(v.where, f"{key}.{k}", f"expected an angle below pi/2 rad, found {kw[k]}")
+                raise v.fail(f"{key}.{k}", f"expected an angle below pi/2 rad, found {kw[k]}")
         _fin_placement(v, kw["position_frd_m"], kw["roll_angle_rad"], key)
         out.append(FinSpec(**kw))
     v.unique_names(out, "fins")
@@ -502,8 +491,7 @@ def _fin_placement(v: _Validator, pos: np.ndarray, roll: float, key: str) -> Non
         return
     expected = r * np.array([math.sin(roll), -math.cos(roll)])
     if np.linalg.norm(pos[1:] - expected) > ROLL_POSITION_TOL:
-        raise CatalogueError(
-            v.where,
+        raise v.fail(
             f"{key}.position_frd_m",
             f"a fin at roll angle {roll:.4f} rad and radius {r:.4f} m sits at (y, z) = "
             f"({expected[0]:.4f}, {expected[1]:.4f}), found ({pos[1]:.4f}, {pos[2]:.4f})",
@@ -513,90 +501,40 @@ def _fin_placement(v: _Validator, pos: np.ndarray, roll: float, key: str) -> Non
 def _sources(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
     raw = data["sources"]
     if not isinstance(raw, dict) or not raw:
-        raise CatalogueError(v.where, "sources", "expected a non-empty mapping key -> citation")
+        raise v.fail("sources", "expected a non-empty mapping key -> citation")
     sources: dict[str, str] = {}
     for k, text in raw.items():
-        sources[str(k)] = v.text(text, f"sources.{k}")
+        sources[str(k)] = v.stripped(text, f"sources.{k}")
     for k in CITED_KEYS:
         present = k in data and not (k in ("thrusters", "fins") and not data[k])
         if present and k not in sources:
-            raise CatalogueError(v.where, f"sources.{k}", f"missing: every number needs its source and `{k}` has none")
+            raise v.fail(f"sources.{k}", f"missing: every number needs its source and `{k}` has none")
     return sources
 
 
 # --------------------------------------------------------------------------------------------- validation
 
 
-class _Validator:
-    """Type and value checks that raise CatalogueError naming `where` and the key."""
+class _Validator(Validator):
+    """The shared checks (lotusim_core.base.validation) raising CatalogueError, plus the vehicle's own: arrays,
+    matrices and their physical properties."""
 
     def __init__(self, where: str) -> None:
-        self.where = where
+        super().__init__(where, CatalogueError)
 
-    def fail(self, key: str, reason: str) -> CatalogueError:
-        return CatalogueError(self.where, key, reason)
-
-    def keys(self, raw: Any, prefix: str, required: tuple[str, ...], optional: tuple[str, ...]) -> None:
-        where_key = prefix or "<top level>"
-        if not isinstance(raw, dict):
-            raise self.fail(where_key, f"expected a mapping, found {type(raw).__name__}")
-        dot = f"{prefix}." if prefix else ""
-        for k in required:
-            if k not in raw:
-                raise self.fail(f"{dot}{k}", "missing required key")
-        allowed = set(required) | set(optional)
-        for k in raw:
-            if k not in allowed:
-                raise self.fail(f"{dot}{k}", f"unknown key (expected one of: {', '.join(sorted(allowed))})")
-
-    def number(self, raw: Any, key: str) -> float:
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            raise self.fail(key, f"expected a number, found {type(raw).__name__} {raw!r}")
-        if not math.isfinite(raw):
-            raise self.fail(key, f"expected a finite number, found {raw}")
-        return float(raw)
-
-    def positive(self, raw: Any, key: str) -> float:
-        if raw is None:
-            raise self.fail(key, "missing: expected a positive number")
-        x = self.number(raw, key)
-        if x <= 0.0:
-            raise self.fail(key, f"expected a positive number, found {x}")
-        return x
+    def stripped(self, raw: Any, key: str, allow_empty: bool = False) -> str:
+        """A string (non-blank unless allow_empty), surrounding spaces removed."""
+        return self.text(raw, key, allow_empty=allow_empty).strip()
 
     def nonnegative(self, raw: Any, key: str) -> float:
-        x = self.number(raw, key)
-        if x < 0.0:
-            raise self.fail(key, f"expected a number >= 0, found {x}")
-        return x
+        return self.number(raw, key, low=0.0)
 
-    def text(self, raw: Any, key: str, allow_empty: bool = False) -> str:
-        if not isinstance(raw, str):
-            raise self.fail(key, f"expected a string, found {type(raw).__name__} {raw!r}")
-        if not allow_empty and not raw.strip():
-            raise self.fail(key, "expected a non-empty string")
-        return raw.strip()
-
-    def choice(self, raw: Any, key: str, allowed: tuple[str, ...]) -> str:
-        if raw not in allowed:
-            raise self.fail(key, f"expected one of {', '.join(allowed)}, found {raw!r}")
-        return str(raw)
-
-    def sequence(self, raw: Any, key: str) -> list[Any]:
-        if raw is None:
-            return []
-        if not isinstance(raw, list):
-            raise self.fail(key, f"expected a list, found {type(raw).__name__}")
-        return raw
-
-    def vector(self, raw: Any, key: str, n: int) -> np.ndarray:
-        if not isinstance(raw, (list, tuple)) or len(raw) != n:
-            found = f"{len(raw)} items" if isinstance(raw, (list, tuple)) else type(raw).__name__
-            raise self.fail(key, f"expected a list of {n} numbers, found {found}")
-        return np.array([self.number(x, f"{key}[{i}]") for i, x in enumerate(raw)])
+    def array(self, raw: Any, key: str, n: int) -> np.ndarray:
+        """n finite numbers as a float array."""
+        return np.array(self.vector(raw, key, n))
 
     def unit_vector(self, raw: Any, key: str) -> np.ndarray:
-        vec = self.vector(raw, key, 3)
+        vec = self.array(raw, key, 3)
         norm = float(np.linalg.norm(vec))
         if abs(norm - 1.0) > UNIT_TOL:
             raise self.fail(key, f"expected a unit vector, found norm {norm:.6f}")
@@ -605,9 +543,9 @@ class _Validator:
     def matrix(self, raw: Any, key: str, n: int) -> np.ndarray:
         """n numbers (the diagonal) or an n x n nested list; anything else is malformed."""
         if isinstance(raw, (list, tuple)) and len(raw) == n and all(not isinstance(x, (list, tuple)) for x in raw):
-            return np.diag(self.vector(raw, key, n))
+            return np.diag(self.array(raw, key, n))
         if isinstance(raw, (list, tuple)) and len(raw) == n and all(isinstance(r, (list, tuple)) for r in raw):
-            rows = [self.vector(r, f"{key}[{i}]", n) for i, r in enumerate(raw)]
+            rows = [self.array(r, f"{key}[{i}]", n) for i, r in enumerate(raw)]
             return np.array(rows)
         shape = _shape(raw)
         raise self.fail(key, f"expected {n} numbers (diagonal) or a {n}x{n} nested list, found {shape}")

@@ -29,6 +29,7 @@ from lotusim_core.base.catalogue import CatalogueError, apply_overrides, list_mo
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.base.names import name_problem
 from lotusim_core.base.paths import config_dir
+from lotusim_core.base.validation import ConfigError, Validator
 from lotusim_core.sim.spawn_checks import seabed_depths_m, start_problem
 from lotusim_env.ekman import RHO_WATER
 from lotusim_env.environment import build_environment
@@ -59,12 +60,9 @@ TOP_KEYS = (
 )
 
 
-class ScenarioError(ValueError):
-    """A scenario is malformed: the message names the file, the key (dotted path) and the reason."""
-
-    def __init__(self, where: str, key: str, reason: str) -> None:
-        self.where, self.key, self.reason = where, key, reason
-        super().__init__(f"{where}: {key}: {reason}")
+class ScenarioError(ConfigError):
+    """A scenario is malformed: the message names the file, the key (dotted path) and the reason
+    (lotusim_core.base.validation)."""
 
 
 # ----------------------------------------------------------------------------------------------- the schema
@@ -435,104 +433,32 @@ def _list_index(items: list, part: str) -> int | None:
     return None
 
 
+def _key_and_reason(exc: Exception) -> tuple[str, str]:
+    """(key, reason) of an environment error: a ConfigError's own, else "key: reason" split from a message whose
+    first part is a key (no spaces), else ("", message)."""
+    if isinstance(exc, ConfigError) and not exc.where:
+        return exc.key, exc.reason
+    text = str(exc)
+    sub, sep, reason = text.partition(": ")
+    return (sub, reason) if sep and " " not in sub else ("", text)
+
+
 # --------------------------------------------------------------------------------------------- the validator
-class _Validator:
+class _Validator(Validator):
     """Reads the raw mapping section by section; every error is a ScenarioError(file, key, reason)."""
 
     def __init__(self, where: str, base_dir: Path) -> None:
-        self.where = where
+        super().__init__(where, ScenarioError)
         self.base_dir = base_dir
         self._models = set(list_models())
         self._specs: dict[str, Any] = {}
 
-    def fail(self, key: str, reason: str) -> ScenarioError:
-        return ScenarioError(self.where, key, reason)
-
-    # --- typed getters ----------------------------------------------------------------------------------------
-    def mapping(self, raw: Any, key: str, allowed: tuple[str, ...] | None = None) -> dict:
-        if raw is None:
-            return {}
-        if not isinstance(raw, dict):
-            raise self.fail(key or "<top level>", f"expected a mapping, found {type(raw).__name__} {raw!r}")
-        if allowed is not None:
-            unknown = sorted(str(k) for k in raw if k not in allowed)
-            if unknown:
-                where = f"{key}.{unknown[0]}" if key else unknown[0]
-                raise self.fail(where, f"unknown key (known keys: {', '.join(allowed)})")
-        return raw
-
-    def number(
-        self,
-        raw: Mapping,
-        name: str,
-        key: str,
-        default: float | None = None,
-        *,
-        low: float | None = None,
-        high: float | None = None,
-        strict_low: bool = False,
-    ) -> float:
-        path = f"{key}.{name}" if key else name
-        value = raw.get(name)
-        if value is None:
-            if default is None:
-                raise self.fail(path, "missing (expected a number)")
-            return float(default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.fail(path, f"expected a finite number, found {value!r}")
-        value = float(value)
-        if low is not None and (value < low or (strict_low and value == low)):
-            raise self.fail(path, f"expected a number {'>' if strict_low else '>='} {low:g}, found {value:g}")
-        if high is not None and value > high:
-            raise self.fail(path, f"expected a number <= {high:g}, found {value:g}")
-        return value
-
-    def integer(self, raw: Mapping, name: str, key: str, default: int | None, low: int = 0) -> int:
-        path = f"{key}.{name}" if key else name
-        value = raw.get(name)
-        if value is None:
-            if default is None:
-                raise self.fail(path, "missing (expected an integer)")
-            return default
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise self.fail(path, f"expected an integer >= {low}, found {value!r}")
-        return value
-
-    def text(self, raw: Mapping, name: str, key: str, default: str | None = None) -> str:
-        path = f"{key}.{name}" if key else name
-        value = raw.get(name, default)
-        if value is None:
-            raise self.fail(path, "missing (expected a string)")
-        if not isinstance(value, str) or not value:
-            raise self.fail(path, f"expected a non-empty string, found {value!r}")
-        return value
-
-    def choice(self, raw: Mapping, name: str, key: str, allowed: tuple[str, ...], default: str) -> str:
-        value = raw.get(name, default)
-        if value not in allowed:
-            raise self.fail(f"{key}.{name}", f"expected one of {', '.join(allowed)}, found {value!r}")
-        return value
-
-    def boolean(self, raw: Mapping, name: str, key: str, default: bool) -> bool:
-        value = raw.get(name, default)
-        if not isinstance(value, bool):
-            raise self.fail(f"{key}.{name}", f"expected true or false, found {value!r}")
-        return value
-
-    def vector(self, raw: Any, key: str, size: int) -> tuple[float, ...]:
-        if (
-            not isinstance(raw, (list, tuple))
-            or len(raw) != size
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in raw)
-        ):
-            raise self.fail(key, f"expected a list of {size} finite numbers, found {raw!r}")
-        return tuple(float(v) for v in raw)
-
+    # --- typed getters (lotusim_core.base.validation) and the vessel name ----------------------------------
     def name(
         self, raw: Mapping, name: str, key: str, default: str | None = None, suffix: str = "", spec: Any = None
     ) -> str:
         """A name token (a vessel's of vehicle `spec`, or a prefix that gets `suffix`; lotusim_core.base.names)."""
-        value = self.text(raw, name, key, default)
+        value = self.get_text(raw, name, key, default)
         actuators = [a.name for a in (*spec.thrusters, *spec.fins)] if spec is not None else ()
         if problem := name_problem(value + suffix, actuators):
             raise self.fail(f"{key}.{name}", problem)
@@ -545,10 +471,9 @@ class _Validator:
             raise self.fail("<top level>", "empty scenario (expected at least `vessels:` or `generators:`)")
         sc.name = self.name(data, "name", "", sc.path.stem)
         sc.description = str(data.get("description", ""))
-        sc.seed = self.integer(data, "seed", "", 0)
-        sc.duration_s = (
-            None if data.get("duration_s") is None else self.number(data, "duration_s", "", low=0.0, strict_low=True)
-        )
+        sc.seed = self.get_integer(data, "seed", "", 0, low=0)
+        duration = data.get("duration_s")
+        sc.duration_s = None if duration is None else self.number(duration, "duration_s", low=0.0, strict_low=True)
         sc.world = self.world(data.get("world"))
         sc.physics = self.physics(data.get("physics"))
         sc.environment, env = self.environment(data.get("environment"), sc.world, sc.seed)
@@ -568,11 +493,11 @@ class _Validator:
         raw = self.mapping(raw, key, WORLD_ENV_KEYS)
         o = self.mapping(raw.get("origin"), f"{key}.origin", ("latitude_deg", "longitude_deg", "altitude_m"))
         origin = GeodeticOrigin(
-            self.number(o, "latitude_deg", f"{key}.origin", 0.0, low=-90.0, high=90.0),
-            self.number(o, "longitude_deg", f"{key}.origin", 0.0, low=-180.0, high=360.0),
-            self.number(o, "altitude_m", f"{key}.origin", 0.0),
+            self.get_number(o, "latitude_deg", f"{key}.origin", 0.0, low=-90.0, high=90.0),
+            self.get_number(o, "longitude_deg", f"{key}.origin", 0.0, low=-180.0, high=360.0),
+            self.get_number(o, "altitude_m", f"{key}.origin", 0.0),
         )
-        rho = self.number(raw, "water_density_kgm3", key, RHO_WATER, low=900.0, high=1100.0)
+        rho = self.get_number(raw, "water_density_kgm3", key, RHO_WATER, low=900.0, high=1100.0)
         bathymetry = copy.deepcopy(self.mapping(raw.get("bathymetry"), f"{key}.bathymetry"))
         return World(origin, rho, self.absolute_files(bathymetry))
 
@@ -581,16 +506,18 @@ class _Validator:
         raw = self.mapping(raw, key, tuple(Physics.__dataclass_fields__))
         d = Physics()
         p = Physics(
-            step_s=self.number(raw, "step_s", key, d.step_s, low=0.0, high=1.0, strict_low=True),
-            mode=self.choice(raw, "mode", key, MODES, d.mode),
-            real_time_factor=self.number(raw, "real_time_factor", key, d.real_time_factor, low=0.0, strict_low=True),
-            workers=self.integer(raw, "workers", key, d.workers, low=1),
-            integrator=self.choice(raw, "integrator", key, INTEGRATORS, d.integrator),
-            substeps=self.integer(raw, "substeps", key, d.substeps, low=1),
-            fleet_state_every=self.integer(raw, "fleet_state_every", key, d.fleet_state_every, low=1),
-            odom_rate_hz=self.number(raw, "odom_rate_hz", key, d.odom_rate_hz, low=0.0, strict_low=True),
-            publish_tf=self.boolean(raw, "publish_tf", key, d.publish_tf),
-            stats_rate_hz=self.number(raw, "stats_rate_hz", key, d.stats_rate_hz, low=0.0, strict_low=True),
+            step_s=self.get_number(raw, "step_s", key, d.step_s, low=0.0, high=1.0, strict_low=True),
+            mode=self.get_choice(raw, "mode", key, MODES, d.mode),
+            real_time_factor=self.get_number(
+                raw, "real_time_factor", key, d.real_time_factor, low=0.0, strict_low=True
+            ),
+            workers=self.get_integer(raw, "workers", key, d.workers, low=1),
+            integrator=self.get_choice(raw, "integrator", key, INTEGRATORS, d.integrator),
+            substeps=self.get_integer(raw, "substeps", key, d.substeps, low=1),
+            fleet_state_every=self.get_integer(raw, "fleet_state_every", key, d.fleet_state_every, low=1),
+            odom_rate_hz=self.get_number(raw, "odom_rate_hz", key, d.odom_rate_hz, low=0.0, strict_low=True),
+            publish_tf=self.get_boolean(raw, "publish_tf", key, d.publish_tf),
+            stats_rate_hz=self.get_number(raw, "stats_rate_hz", key, d.stats_rate_hz, low=0.0, strict_low=True),
         )
         if p.mode == "realtime" and p.real_time_factor != 1.0:
             raise self.fail(
@@ -626,10 +553,7 @@ class _Validator:
         try:
             env = build_environment(config, base_dir=self.base_dir)
         except (ValueError, OSError) as exc:
-            text = str(exc)
-            sub, sep, reason = text.partition(": ")
-            if not sep or " " in sub:
-                sub, reason = "", text
+            sub, reason = _key_and_reason(exc)
             top = sub.split(".")[0].split("[")[0]
             prefix = "world." if top in WORLD_ENV_KEYS else ("" if top == "seed" else "environment.")
             raise self.fail(f"{prefix}{sub}" if sub else key, reason) from None
@@ -663,14 +587,14 @@ class _Validator:
             beacons[str(name)] = list(self.vector(xyz, f"{key}.acoustic_beacons.{name}", 3))
         return SensorSettings(
             defaults=copy.deepcopy(defaults),
-            magnetic_declination_deg=self.number(
+            magnetic_declination_deg=self.get_number(
                 raw, "magnetic_declination_deg", key, d.magnetic_declination_deg, low=-180.0, high=180.0
             ),
-            magnetic_inclination_deg=self.number(
+            magnetic_inclination_deg=self.get_number(
                 raw, "magnetic_inclination_deg", key, d.magnetic_inclination_deg, low=-90.0, high=90.0
             ),
-            magnetic_intensity_nt=self.number(raw, "magnetic_intensity_nt", key, d.magnetic_intensity_nt, low=0.0),
-            sound_speed_mps=self.number(raw, "sound_speed_mps", key, d.sound_speed_mps, low=0.0, strict_low=True),
+            magnetic_intensity_nt=self.get_number(raw, "magnetic_intensity_nt", key, d.magnetic_intensity_nt, low=0.0),
+            sound_speed_mps=self.get_number(raw, "sound_speed_mps", key, d.sound_speed_mps, low=0.0, strict_low=True),
             acoustic_beacons=beacons,
         )
 
@@ -701,7 +625,7 @@ class _Validator:
             label = item.get("name") if isinstance(item, dict) and isinstance(item.get("name"), str) else i
             key = f"vessels[{label}]"
             item = self.mapping(item, key, allowed)
-            model = self.text(item, "model", key)
+            model = self.get_text(item, "model", key)
             spec = self.spec(model, f"{key}.model")
             name = self.name(item, "name", key, spec=spec)
             overrides = self.overrides(item.get("overrides"), spec, f"{key}.overrides")
@@ -767,10 +691,10 @@ class _Validator:
         enu_keys = ("position", "yaw_deg", "orientation")
         if any(k in raw for k in geodetic_keys):
             self.mapping(raw, key, geodetic_keys)
-            lat = self.number(raw, "latitude_deg", key, low=-90.0, high=90.0)
-            lon = self.number(raw, "longitude_deg", key, low=-180.0, high=360.0)
-            depth = self.number(raw, "depth_m", key, 0.0)
-            heading = self.number(raw, "heading_deg", key, 0.0, low=-360.0, high=360.0)
+            lat = self.get_number(raw, "latitude_deg", key, low=-90.0, high=90.0)
+            lon = self.get_number(raw, "longitude_deg", key, low=-180.0, high=360.0)
+            depth = self.get_number(raw, "depth_m", key, 0.0)
+            heading = self.get_number(raw, "heading_deg", key, 0.0, low=-360.0, high=360.0)
             return {"geodetic": (lat, lon, depth, heading)}
         self.mapping(raw, key, enu_keys)
         position = self.vector(raw.get("position", [0.0, 0.0, 0.0]), f"{key}.position", 3)
@@ -783,7 +707,7 @@ class _Validator:
                 raise self.fail(f"{key}.orientation", f"expected a unit quaternion [x, y, z, w], norm is {norm:g}")
             q_xyzw = q / norm
         else:
-            yaw = math.radians(self.number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
+            yaw = math.radians(self.get_number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
             q_xyzw = frames.wxyz_to_xyzw(frames.quat_from_euler_zyx(0.0, 0.0, yaw))  # about z up of `map`
         return {"position_enu": position, "q_enu_flu": tuple(float(v) for v in q_xyzw)}
 
@@ -796,7 +720,7 @@ class _Validator:
     def worker(self, raw: Mapping, key: str, physics: Physics) -> str:
         if raw.get("worker") in (None, ""):
             return ""
-        value = self.text(raw, "worker", key)
+        value = self.get_text(raw, "worker", key)
         allowed = [f"worker_{k}" for k in range(physics.workers)]
         if value not in allowed:
             raise self.fail(
@@ -835,11 +759,11 @@ class _Validator:
             "worker",
         )
         raw = self.mapping(raw, key, allowed)
-        model = self.text(raw, "model", key)
+        model = self.get_text(raw, "model", key)
         spec = self.spec(model, f"{key}.model")
-        count = self.integer(raw, "count", key, None, low=1)
-        spacing = self.number(raw, "spacing_m", key, 10.0, low=0.0, strict_low=True)
-        columns = self.integer(raw, "columns", key, math.ceil(math.sqrt(count)), low=1)
+        count = self.get_integer(raw, "count", key, None, low=1)
+        spacing = self.get_number(raw, "spacing_m", key, 10.0, low=0.0, strict_low=True)
+        columns = self.get_integer(raw, "columns", key, math.ceil(math.sqrt(count)), low=1)
         digits = "0" * max(4, len(str(count - 1)))  # the generated names: <prefix>_0000 ...
         prefix = self.name(raw, "prefix", key, model, suffix=f"_{digits}", spec=spec)
         overrides = self.overrides(raw.get("overrides"), spec, f"{key}.overrides")
@@ -854,9 +778,9 @@ class _Validator:
                 raise self.fail(f"{key}.origin", "give position [x, y, z] or latitude_deg/longitude_deg/depth_m")
             start = np.array(self.vector(origin["position"], f"{key}.origin.position", 3))
         elif origin:
-            lat = self.number(origin, "latitude_deg", f"{key}.origin", low=-90.0, high=90.0)
-            lon = self.number(origin, "longitude_deg", f"{key}.origin", low=-180.0, high=360.0)
-            depth = self.number(origin, "depth_m", f"{key}.origin", 0.0)
+            lat = self.get_number(origin, "latitude_deg", f"{key}.origin", low=-90.0, high=90.0)
+            lon = self.get_number(origin, "longitude_deg", f"{key}.origin", low=-180.0, high=360.0)
+            depth = self.get_number(origin, "depth_m", f"{key}.origin", 0.0)
             start = geodetic_to_enu(np.array([[lat, lon, 0.0]]), sc.world.origin)[0]
             start[2] = -depth  # depth below the local sea surface, as the MAS server does
         else:
@@ -865,10 +789,10 @@ class _Validator:
             raise self.fail(f"{key}.heading_deg", "give yaw_deg (ENU) or heading_deg (compass), not both")
         if "heading_deg" in raw:
             yaw = float(
-                frames.yaw_ned_to_enu(math.radians(self.number(raw, "heading_deg", key, low=-360.0, high=360.0)))
+                frames.yaw_ned_to_enu(math.radians(self.get_number(raw, "heading_deg", key, low=-360.0, high=360.0)))
             )
         else:
-            yaw = math.radians(self.number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
+            yaw = math.radians(self.get_number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
         q = tuple(float(v) for v in frames.wxyz_to_xyzw(frames.quat_from_euler_zyx(0.0, 0.0, yaw)))
         k = np.arange(count)
         xyz = start + np.column_stack([(k % columns) * spacing, (k // columns) * spacing, np.zeros(count)])
@@ -920,9 +844,9 @@ class _Validator:
             key = f"controllers[{i}]"
             item = self.mapping(item, key, ("type", "vessel", "parameters", "setpoints"))
             types = controller_registry()
-            kind = self.choice(item, "type", key, tuple(types), item.get("type", ""))
+            kind = self.get_choice(item, "type", key, tuple(types), item.get("type", ""))
             controller_cls = types[kind]
-            pattern = self.text(item, "vessel", key)
+            pattern = self.get_text(item, "vessel", key)
             names = (
                 [n for n in by_name if fnmatch.fnmatchcase(n, pattern)]
                 if any(c in pattern for c in "*?[")
@@ -976,7 +900,7 @@ class _Validator:
         if "waypoints" in cls.SETPOINT_KEYS:
             out.update(self.waypoint_setpoints(raw, world, key))
         if "depth_m" in raw:
-            out["depth_m"] = self.number(raw, "depth_m", key, low=0.0)
+            out["depth_m"] = self.get_number(raw, "depth_m", key, low=0.0)
             x, y, _ = enu_positions([vessel], world.origin)[0]
             seabed = float(np.asarray(env.bathymetry.seabed_depth_m(np.array([x]), np.array([y])))[0])
             if out["depth_m"] >= seabed:
@@ -985,9 +909,9 @@ class _Validator:
                     f"{out['depth_m']:g} m is at or below the sea floor under {vessel.name} ({seabed:g} m)",
                 )
         if "heading_deg" in raw:
-            out["heading_deg"] = self.number(raw, "heading_deg", key, low=-360.0, high=360.0)
+            out["heading_deg"] = self.get_number(raw, "heading_deg", key, low=-360.0, high=360.0)
         if "speed_mps" in raw:
-            out["speed_mps"] = self.number(raw, "speed_mps", key, low=0.0)
+            out["speed_mps"] = self.get_number(raw, "speed_mps", key, low=0.0)
         for name in set(raw) - set(out) - set(SETPOINT_PARSED):  # a controller's own keys: ROS-parameter values
             out[name] = self.ros_parameters({name: raw[name]}, key)[name]
         return out
@@ -1003,8 +927,8 @@ class _Validator:
             wkey = f"{key}.waypoints[{j}]"
             if isinstance(wp, dict):
                 wp = self.mapping(wp, wkey, ("latitude_deg", "longitude_deg"))
-                lat = self.number(wp, "latitude_deg", wkey, low=-90.0, high=90.0)
-                lon = self.number(wp, "longitude_deg", wkey, low=-180.0, high=360.0)
+                lat = self.get_number(wp, "latitude_deg", wkey, low=-90.0, high=90.0)
+                lon = self.get_number(wp, "longitude_deg", wkey, low=-180.0, high=360.0)
                 lat_lon.append((lat, lon))
                 enu_xy.append(tuple(geodetic_to_enu(np.array([[lat, lon, 0.0]]), world.origin)[0, :2]))
             else:
@@ -1015,9 +939,9 @@ class _Validator:
             "latitude_deg": [float(a) for a, _ in lat_lon],
             "longitude_deg": [float(b) for _, b in lat_lon],
             "waypoints_enu": [[float(x), float(y)] for x, y in enu_xy],
-            "acceptance_radius_m": self.number(raw, "acceptance_radius_m", key, 0.0, low=0.0),
-            "speed_mps": self.number(raw, "speed_mps", key, 0.0, low=0.0),
-            "loop": self.boolean(raw, "loop", key, False),
+            "acceptance_radius_m": self.get_number(raw, "acceptance_radius_m", key, 0.0, low=0.0),
+            "speed_mps": self.get_number(raw, "speed_mps", key, 0.0, low=0.0),
+            "loop": self.get_boolean(raw, "loop", key, False),
         }
 
     def recording(self, raw: Any, sc: Scenario) -> RecordPlan | None:
@@ -1042,7 +966,7 @@ class _Validator:
                 t = t if t.startswith("/") else "/" + t
                 if t not in expanded:
                     expanded.append(t)
-        path = self.text(raw, "path", key, f"recordings/{sc.name}")
+        path = self.get_text(raw, "path", key, f"recordings/{sc.name}")
         return RecordPlan(tuple(expanded), path)
 
 
