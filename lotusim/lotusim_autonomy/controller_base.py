@@ -4,7 +4,6 @@ names to nested params, the standalone one-controller node and its main()."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -148,12 +147,4 @@ class SingleControllerNode(Node):
 
 def main_for(make_node: Callable[[], Node], what: str, args: list[str] | None = None) -> None:
     """`main()` of a controller executable: a parameter error ends the process with its message, no traceback."""
-
-    def make() -> Node:
-        try:
-            return make_node()
-        except ValueError as exc:
-            print(f"{what}: error: {exc}", file=sys.stderr, flush=True)
-            raise SystemExit(2) from None
-
-    run_node_main(make, args)
+    run_node_main(make_node, args, refused=(ValueError,), what=what)

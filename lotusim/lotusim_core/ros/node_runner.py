@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -104,16 +105,27 @@ def spin(
 
 
 def run_node_main(
-    make_node: Callable[..., Node], args: Sequence[str] | None = None, executor_factory: Callable = make_executor
+    make_node: Callable[..., Node],
+    args: Sequence[str] | None = None,
+    executor_factory: Callable = make_executor,
+    refused: tuple[type[Exception], ...] = (),
+    what: str = "",
 ) -> None:
-    """`main()` of a node executable: init, build the node, spin until Ctrl-C, clean shutdown (a callback that
-    does not return within STOP_GRACE_S of the signal, or a second signal, is interrupted: install_stop_signals)."""
+    """`main()` of every node executable: init, build the node, spin until Ctrl-C, clean shutdown (a callback that
+    does not return within STOP_GRACE_S of the signal, or a second signal, is interrupted: install_stop_signals).
+
+    An exception of a `refused` type raised while building the node (a bad parameter or configuration) ends the
+    process with one line `what: error: reason` and exit code 2, no traceback."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     install_stop_signals(STOP_GRACE_S)
     try:
         context = rclpy.get_default_context()
         executor = executor_factory(context=context)
-        node = make_node()
+        try:
+            node = make_node()
+        except refused as exc:
+            print(f"{what}: error: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
         executor.add_node(node)
         try:
             spin(executor, context)
