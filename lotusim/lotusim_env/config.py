@@ -3,20 +3,30 @@
 The environment configuration is a plain mapping (YAML, schema in docs/environment.md). Every value is read
 through these helpers so that a malformed configuration fails at load time with the dotted key, what was
 expected and what was found, e.g. ``current.eddy_viscosity_m2s: expected a number > 0, got -1``.
-Unknown keys are errors too (a typo must not silently fall back to a default).
+Unknown keys are errors too (a typo must not silently fall back to a default). The checks are the shared ones
+of lotusim_core.base.validation (ConfigError here is its subclass for a configuration without a file).
+
+The second part is the configuration as current_server holds and changes it, without ROS: the default, the
+typed leaves (one ROS parameter each, by dotted path) and their ranges, the YAML text of `environment_yaml`,
+applying a set of parameter changes, and building the result with every failure as ConfigRefused.
 """
 
 from __future__ import annotations
 
+import copy
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import yaml
 
-from lotusim_core.base import validation
-from lotusim_core.base.validation import Validator, join_key
+from lotusim_core.base import safe_yaml, validation
+from lotusim_core.base.validation import Validator, is_number, join_key
+
+if TYPE_CHECKING:
+    from lotusim_env.environment import Environment
 
 
 class ConfigError(validation.ConfigError):
@@ -94,3 +104,147 @@ def derive_seed(seed: int, *names: str) -> np.random.SeedSequence:
     every node that builds the environment from the same configuration draws the same numbers.
     """
     return np.random.SeedSequence(entropy=int(seed), spawn_key=tuple(zlib.crc32(n.encode()) for n in names))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The configuration as current_server holds it: one YAML text and one typed value per leaf (ROS-free; the node
+# declares and reads the ROS parameters, lotusim_env.current_server)
+# ----------------------------------------------------------------------------------------------------------------
+# Calm water and no wind; seed and wind are present so that they are typed parameters from the start.
+DEFAULT_ENVIRONMENT = {
+    "seed": 0,
+    "wind": {"speed_mps": 0.0, "from_deg": 0.0},
+    "current": {"model": "constant", "velocity_enu": [0.0, 0.0, 0.0]},
+}
+YAML_PARAM = "environment_yaml"
+# Ranges of configuration leaves, by leaf name (the last component of the dotted path). A value outside its
+# range is refused at `ros2 param set` by ROS itself, and in environment_yaml by the same check.
+# Keys as in docs/environment.md (lotusim_env.environment, .ekman, .wind, .bathymetry).
+LEAF_RANGES: dict[str, tuple[float, float, str]] = {
+    "latitude_deg": (-90.0, 90.0, "WGS84 latitude (deg); the Ekman model's f = 2Ω sin φ"),
+    "longitude_deg": (-180.0, 360.0, "WGS84 longitude (deg)"),
+    "speed_mps": (0.0, 100.0, "10 m wind speed (m/s)"),
+    "wind_speed_mps": (0.0, 100.0, "10 m wind speed driving this Ekman model (m/s)"),
+    "from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
+    "wind_from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
+    "eddy_viscosity_m2s": (1e-6, 10.0, "vertical eddy viscosity A_z (m²/s); D = π √(2 A_z/|f|)"),
+    "bottom_eddy_viscosity_m2s": (1e-6, 10.0, "bottom-layer eddy viscosity (m²/s)"),
+    "surface_layer_depth_m": (0.0, 11000.0, "surface Ekman depth D (m), rule 'fixed'"),
+    "bottom_layer_depth_m": (0.0, 11000.0, "bottom Ekman depth D_b (m), rule 'fixed'"),
+    "depth_m": (0.0, 11000.0, "sea-floor depth (m, positive down)"),
+    "seed": (0, 2**31 - 1, "seed of the random processes (same seed, same field)"),
+}
+INTEGER_LEAVES = {"seed"}
+
+
+class ConfigRefused(ConfigError):
+    """A configuration change that cannot be applied (current_server refuses it); the message says which key and
+    why."""
+
+
+def config_leaves(config: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield (dotted path, value) of every leaf that maps to a typed ROS parameter.
+
+    Leaves are strings, booleans, numbers and lists of numbers (as double arrays); other lists (e.g. the
+    parts of a composition) stay editable through `environment_yaml` only.
+    """
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from config_leaves(value, f"{path}.")
+        elif _is_leaf(value):
+            yield path, value
+
+
+def _is_leaf(value: Any) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(is_number(v) for v in value)
+    return isinstance(value, (str, bool, int, float))
+
+
+def leaf_to_parameter_value(path: str, value: Any) -> Any:
+    """The ROS parameter value of a leaf: integers only for INTEGER_LEAVES, other numbers as doubles."""
+    leaf = path.rsplit(".", 1)[-1]
+    if isinstance(value, list):
+        return [float(v) for v in value]
+    if is_number(value):
+        return int(value) if leaf in INTEGER_LEAVES else float(value)
+    return value
+
+
+def check_leaf_ranges(config: Mapping[str, Any]) -> None:
+    """Raise ConfigRefused if a leaf with a known range is outside it."""
+    for path, value in config_leaves(config):
+        low, high, _ = LEAF_RANGES.get(path.rsplit(".", 1)[-1], (None, None, ""))
+        if low is not None and is_number(value) and not (low <= value <= high):
+            raise ConfigRefused(f"{path}: expected a value in [{low}, {high}], got {value}")
+
+
+def set_path(config: dict[str, Any], path: str, value: Any) -> None:
+    """Set config[a][b][c] = value for path 'a.b.c' (creating sections as needed)."""
+    *sections, leaf = path.split(".")
+    node = config
+    for name in sections:
+        node = node.setdefault(name, {})
+        if not isinstance(node, dict):
+            raise ConfigRefused(f"{path}: {name} is not a section of the configuration")
+    node[leaf] = value
+
+
+def parse_environment_yaml(text: str) -> dict[str, Any]:
+    """Parse the environment_yaml parameter; the whole configuration must be a mapping given as a string (a
+    parameter of another type, e.g. an integer from `ros2 param set ... environment_yaml 3`, is refused)."""
+    if not isinstance(text, str):
+        raise ConfigRefused(
+            f"{YAML_PARAM}: expected a string of YAML, got {type(text).__name__} {text!r} (from a shell, quote "
+            f"a mapping twice: ros2 param set /current_server {YAML_PARAM} '\"{{current: {{model: constant}}}}\"')"
+        )
+    try:
+        config = safe_yaml.load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigRefused(f"{YAML_PARAM}: not valid YAML ({exc})") from exc
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise ConfigRefused(f"{YAML_PARAM}: expected a mapping (current:, wind:, ...), got {type(config).__name__}")
+    return config
+
+
+def apply_parameters(config: Mapping[str, Any], changes: Mapping[str, Any], leaves: set[str]) -> dict[str, Any]:
+    """New configuration after the parameter changes `changes` (name -> value, in the order they were set):
+    environment_yaml first, then the typed leaves among `leaves`.
+
+    A change of `current.model` resets the `current` section to {model: new} before the other `current.*`
+    leaves of the same call are applied, so that keys of the old model do not leak into the new one.
+    """
+    new = parse_environment_yaml(changes[YAML_PARAM]) if YAML_PARAM in changes else copy.deepcopy(dict(config))
+    model = changes.get("current.model")
+    if model is not None and model != (new.get("current") or {}).get("model"):
+        new["current"] = {"model": model}
+    for name, value in changes.items():
+        if name in leaves and name != YAML_PARAM:
+            set_path(new, name, plain_value(value))
+    return new
+
+
+def plain_value(value: Any) -> Any:
+    """A parameter value as plain Python (array.array / numpy / tuple -> list of floats or ints)."""
+    if isinstance(value, (str, bool, int, float)) or value is None:
+        return value
+    return [v.item() if isinstance(v, np.generic) else v for v in value]
+
+
+def dump_config(config: Mapping[str, Any]) -> str:
+    """The configuration as YAML (block style, key order kept) for the parameter and the latched topic."""
+    return yaml.safe_dump(dict(config), sort_keys=False, default_flow_style=None)
+
+
+def build_checked(config: dict[str, Any]) -> Environment:
+    """build_environment(config) with range checks; every failure becomes ConfigRefused with its reason."""
+    from lotusim_env.environment import build_environment  # environment.py imports this module
+
+    check_leaf_ranges(config)
+    try:
+        return build_environment(config)
+    except Exception as exc:  # noqa: BLE001 - a bad configuration must be refused, never crash the node
+        raise ConfigRefused(str(exc)) from exc

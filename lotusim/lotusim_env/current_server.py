@@ -1,7 +1,8 @@
 """current_server node: owns the environment configuration, publishes it latched, answers current queries,
 draws the current field for RViz.
 
-The node only wires ROS to lotusim_env.environment (`build_environment(config).current.velocity_enu`); every
+The node only wires ROS to lotusim_env.environment (`build_environment(config).current.velocity_enu`) and to
+lotusim_env.config (the configuration as one YAML text plus typed leaves, its ranges and changes); every
 other node rebuilds the same field from the latched configuration (our design choice, docs/architecture.md rule 3:
 the environment is a pure, seeded function of configuration, seed, sim time and position).
 
@@ -22,14 +23,11 @@ Topics and services:
 
 from __future__ import annotations
 
-import copy
 import math
 import sys
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
-import yaml
 from geometry_msgs.msg import Point
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.executors import SingleThreadedExecutor
@@ -38,10 +36,22 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import Marker, MarkerArray
 
-from lotusim_core.base import safe_yaml
 from lotusim_core.ros.node_runner import run_node_main
 from lotusim_core.ros.ros_arrays import to_float64_array
-from lotusim_env.environment import Environment, build_environment
+from lotusim_env.config import (
+    DEFAULT_ENVIRONMENT,
+    LEAF_RANGES,
+    YAML_PARAM,
+    ConfigRefused,
+    apply_parameters,
+    build_checked,
+    config_leaves,
+    dump_config,
+    leaf_to_parameter_value,
+    parse_environment_yaml,
+    plain_value,
+)
+from lotusim_env.environment import Environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import QueryCurrent
 
@@ -49,76 +59,12 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, relia
 CONFIG_TOPIC = "/lotusim/environment"
 QUERY_SERVICE = "/lotusim/query_current"
 MARKER_TOPIC = "/lotusim/current_markers"
-# Calm water and no wind; seed and wind are present so that they are typed parameters from the start.
-DEFAULT_ENVIRONMENT = {
-    "seed": 0,
-    "wind": {"speed_mps": 0.0, "from_deg": 0.0},
-    "current": {"model": "constant", "velocity_enu": [0.0, 0.0, 0.0]},
-}
-YAML_PARAM = "environment_yaml"
 MAX_MARKERS = 5000
 
-# Ranges of configuration leaves, by leaf name (the last component of the dotted path). A value outside its
-# range is refused at `ros2 param set` by ROS itself, and in environment_yaml by the same check.
-# Keys as in docs/environment.md (lotusim_env.environment, .ekman, .wind, .bathymetry).
-LEAF_RANGES: dict[str, tuple[float, float, str]] = {
-    "latitude_deg": (-90.0, 90.0, "WGS84 latitude (deg); the Ekman model's f = 2Ω sin φ"),
-    "longitude_deg": (-180.0, 360.0, "WGS84 longitude (deg)"),
-    "speed_mps": (0.0, 100.0, "10 m wind speed (m/s)"),
-    "wind_speed_mps": (0.0, 100.0, "10 m wind speed driving this Ekman model (m/s)"),
-    "from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
-    "wind_from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
-    "eddy_viscosity_m2s": (1e-6, 10.0, "vertical eddy viscosity A_z (m²/s); D = π √(2 A_z/|f|)"),
-    "bottom_eddy_viscosity_m2s": (1e-6, 10.0, "bottom-layer eddy viscosity (m²/s)"),
-    "surface_layer_depth_m": (0.0, 11000.0, "surface Ekman depth D (m), rule 'fixed'"),
-    "bottom_layer_depth_m": (0.0, 11000.0, "bottom Ekman depth D_b (m), rule 'fixed'"),
-    "depth_m": (0.0, 11000.0, "sea-floor depth (m, positive down)"),
-    "seed": (0, 2**31 - 1, "seed of the random processes (same seed, same field)"),
-}
-INTEGER_LEAVES = {"seed"}
-
-
-class ConfigRefused(ValueError):
-    """A configuration change that cannot be applied; the message says which key and why."""
-
 
 # ----------------------------------------------------------------------------------------------------------------
-# Configuration <-> typed parameters (pure functions, no ROS state)
+# The configuration as ROS parameters (the configuration itself: lotusim_env.config)
 # ----------------------------------------------------------------------------------------------------------------
-def config_leaves(config: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Yield (dotted path, value) of every leaf that maps to a typed ROS parameter.
-
-    Leaves are strings, booleans, numbers and lists of numbers (as double arrays); other lists (e.g. the
-    parts of a composition) stay editable through `environment_yaml` only.
-    """
-    for key, value in config.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            yield from config_leaves(value, f"{path}.")
-        elif _is_leaf(value):
-            yield path, value
-
-
-def _is_leaf(value: Any) -> bool:
-    if isinstance(value, list):
-        return bool(value) and all(_is_number(v) for v in value)
-    return isinstance(value, (str, bool, int, float))
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def leaf_to_parameter_value(path: str, value: Any) -> Any:
-    """The ROS parameter value of a leaf: integers only for INTEGER_LEAVES, other numbers as doubles."""
-    leaf = path.rsplit(".", 1)[-1]
-    if isinstance(value, list):
-        return [float(v) for v in value]
-    if _is_number(value):
-        return int(value) if leaf in INTEGER_LEAVES else float(value)
-    return value
-
-
 def leaf_descriptor(path: str, value: Any) -> ParameterDescriptor:
     """Descriptor of the typed parameter of a configuration leaf (type fixed, range when known)."""
     leaf = path.rsplit(".", 1)[-1]
@@ -130,82 +76,6 @@ def leaf_descriptor(path: str, value: Any) -> ParameterDescriptor:
     elif low is not None and isinstance(value, float):
         descriptor.floating_point_range = [FloatingPointRange(from_value=float(low), to_value=float(high), step=0.0)]
     return descriptor
-
-
-def check_leaf_ranges(config: Mapping[str, Any]) -> None:
-    """Raise ConfigRefused if a leaf with a known range is outside it."""
-    for path, value in config_leaves(config):
-        low, high, _ = LEAF_RANGES.get(path.rsplit(".", 1)[-1], (None, None, ""))
-        if low is not None and _is_number(value) and not (low <= value <= high):
-            raise ConfigRefused(f"{path}: expected a value in [{low}, {high}], got {value}")
-
-
-def set_path(config: dict[str, Any], path: str, value: Any) -> None:
-    """Set config[a][b][c] = value for path 'a.b.c' (creating sections as needed)."""
-    *sections, leaf = path.split(".")
-    node = config
-    for name in sections:
-        node = node.setdefault(name, {})
-        if not isinstance(node, dict):
-            raise ConfigRefused(f"{path}: {name} is not a section of the configuration")
-    node[leaf] = value
-
-
-def parse_environment_yaml(text: str) -> dict[str, Any]:
-    """Parse the environment_yaml parameter; the whole configuration must be a mapping given as a string (a
-    parameter of another type, e.g. an integer from `ros2 param set ... environment_yaml 3`, is refused)."""
-    if not isinstance(text, str):
-        raise ConfigRefused(
-            f"{YAML_PARAM}: expected a string of YAML, got {type(text).__name__} {text!r} (from a shell, quote "
-            f"a mapping twice: ros2 param set /current_server {YAML_PARAM} '\"{{current: {{model: constant}}}}\"')"
-        )
-    try:
-        config = safe_yaml.load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigRefused(f"{YAML_PARAM}: not valid YAML ({exc})") from exc
-    if config is None:
-        return {}
-    if not isinstance(config, dict):
-        raise ConfigRefused(f"{YAML_PARAM}: expected a mapping (current:, wind:, ...), got {type(config).__name__}")
-    return config
-
-
-def apply_parameters(config: Mapping[str, Any], params: list[Parameter], leaves: set[str]) -> dict[str, Any]:
-    """New configuration after setting `params` (environment_yaml first, then typed leaves in order).
-
-    A change of `current.model` resets the `current` section to {model: new} before the other `current.*`
-    leaves of the same call are applied, so that keys of the old model do not leak into the new one.
-    """
-    by_name = {p.name: p.value for p in params}
-    new = parse_environment_yaml(by_name[YAML_PARAM]) if YAML_PARAM in by_name else copy.deepcopy(dict(config))
-    model = by_name.get("current.model")
-    if model is not None and model != (new.get("current") or {}).get("model"):
-        new["current"] = {"model": model}
-    for name, value in by_name.items():
-        if name in leaves and name != YAML_PARAM:
-            set_path(new, name, plain_value(value))
-    return new
-
-
-def plain_value(value: Any) -> Any:
-    """A parameter value as plain Python (array.array / numpy / tuple -> list of floats or ints)."""
-    if isinstance(value, (str, bool, int, float)) or value is None:
-        return value
-    return [v.item() if isinstance(v, np.generic) else v for v in value]
-
-
-def dump_config(config: Mapping[str, Any]) -> str:
-    """The configuration as YAML (block style, key order kept) for the parameter and the latched topic."""
-    return yaml.safe_dump(dict(config), sort_keys=False, default_flow_style=None)
-
-
-def build_checked(config: dict[str, Any]) -> Environment:
-    """build_environment(config) with range checks; every failure becomes ConfigRefused with its reason."""
-    check_leaf_ranges(config)
-    try:
-        return build_environment(config)
-    except Exception as exc:  # noqa: BLE001 - a bad configuration must be refused, never crash the node
-        raise ConfigRefused(str(exc)) from exc
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -277,7 +147,7 @@ class CurrentServer(Node):
             for name, p in self._parameter_overrides.items()
             if "." in name and not name.startswith(("markers.", "qos_overrides."))
         ]
-        self._config = apply_parameters(parse_environment_yaml(yaml_text), startup, {p.name for p in startup})
+        self._config = apply_parameters(parse_environment_yaml(yaml_text), _values(startup), {p.name for p in startup})
         for p in startup:  # now part of the configuration; declared from it below with the leaf's own type
             self._parameter_overrides.pop(p.name, None)
         self._env: Environment = build_checked(self._config)  # a bad startup configuration fails loudly here
@@ -347,7 +217,7 @@ class CurrentServer(Node):
         if self._syncing or not any(p.name == YAML_PARAM or p.name in self._leaves for p in params):
             return params
         try:
-            new = apply_parameters(self._config, params, self._leaves)
+            new = apply_parameters(self._config, _values(params), self._leaves)
         except ConfigRefused:
             return params  # _on_set refuses it with the reason
         names = {p.name for p in params}
@@ -368,7 +238,7 @@ class CurrentServer(Node):
         if not any(p.name == YAML_PARAM or p.name in self._leaves for p in params):
             return self._check_marker_settings(params)
         try:
-            new = apply_parameters(self._config, params, self._leaves)
+            new = apply_parameters(self._config, _values(params), self._leaves)
             self._pending = (new, build_checked(new))
         except ConfigRefused as exc:
             self._pending = None
@@ -466,6 +336,11 @@ class CurrentServer(Node):
         self._marker_pub.publish(
             self._arrows.update(points[finite], velocities[finite], scale, self.get_clock().now().to_msg())
         )
+
+
+def _values(params: list[Parameter]) -> dict[str, Any]:
+    """Parameter changes as name -> value, in the order given (lotusim_env.config.apply_parameters)."""
+    return {p.name: p.value for p in params}
 
 
 def main(args: list[str] | None = None) -> None:

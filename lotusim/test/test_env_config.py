@@ -12,7 +12,10 @@ from lotusim_env.environment import ConfigError, build_environment
 BAD_CONFIGS = [
     ({"curent": {}}, r"^curent: unknown key"),
     ({"current": {"model": "vortex"}}, r"^current\.model: expected one of constant, .*got 'vortex'"),
-    ({"current": {"model": "constant", "velocity_enu": [1, 2]}}, r"^current\.velocity_enu: expected a list of 3 finite numbers, got \[1, 2\]"),
+    (
+        {"current": {"model": "constant", "velocity_enu": [1, 2]}},
+        r"^current\.velocity_enu: expected a list of 3 finite numbers, got \[1, 2\]",
+    ),
     ({"current": {"model": "ekman"}}, r"^current\.latitude_deg: missing .*origin\.latitude_deg"),
     ({"current": {"model": "ekman", "latitude_deg": 0.3}}, r"^current\.latitude_deg: Ekman theory needs"),
     (
@@ -93,3 +96,79 @@ def test_unreadable_data_files_are_config_errors_naming_the_key(tmp_path, sectio
     model = "gridded" if section == "current" else "grid"
     with pytest.raises(ConfigError, match=rf"^{section}\.file: cannot read .*{name}"):
         build_environment({section: {"model": model, "file": name}}, base_dir=tmp_path)
+
+
+# --- the configuration as current_server holds it (lotusim_env.config, ROS-free) ------------------------------
+def test_config_leaves_are_the_typed_parameters_with_their_ros_types():
+    from lotusim_env.config import DEFAULT_ENVIRONMENT, config_leaves, leaf_to_parameter_value
+
+    config = {
+        "seed": 3,
+        "wind": {"speed_mps": 5, "from_deg": 90.0},
+        "current": {"model": "sum", "terms": [{"model": "constant"}], "velocity_enu": [1, 0, 0]},
+    }
+    leaves = dict(config_leaves(config))
+    # the list of terms is not a leaf (editable through environment_yaml only)
+    assert leaves == {
+        "seed": 3,
+        "wind.speed_mps": 5,
+        "wind.from_deg": 90.0,
+        "current.model": "sum",
+        "current.velocity_enu": [1, 0, 0],
+    }
+    typed = {path: leaf_to_parameter_value(path, v) for path, v in leaves.items()}
+    assert typed["seed"] == 3 and type(typed["seed"]) is int  # seed is an integer parameter
+    assert type(typed["wind.speed_mps"]) is float and typed["current.velocity_enu"] == [1.0, 0.0, 0.0]
+    assert {p for p, _ in config_leaves(DEFAULT_ENVIRONMENT)} == {
+        "seed",
+        "wind.speed_mps",
+        "wind.from_deg",
+        "current.model",
+        "current.velocity_enu",
+    }
+
+
+def test_apply_parameters_yaml_first_then_leaves_and_a_new_model_resets_its_section():
+    from lotusim_env.config import apply_parameters
+
+    old = {"seed": 1, "current": {"model": "ekman", "latitude_deg": 47.0}}
+    leaves = {"seed", "current.model", "current.latitude_deg", "current.velocity_enu"}
+    new = apply_parameters(old, {"current.model": "constant", "current.velocity_enu": (0.5, 0.0, 0.0)}, leaves)
+    assert new == {"seed": 1, "current": {"model": "constant", "velocity_enu": [0.5, 0.0, 0.0]}}
+    assert old == {"seed": 1, "current": {"model": "ekman", "latitude_deg": 47.0}}  # not modified
+    same_model = apply_parameters(old, {"current.model": "ekman", "current.latitude_deg": 10.0}, leaves)
+    assert same_model["current"] == {"model": "ekman", "latitude_deg": 10.0}
+    yaml_then_leaf = apply_parameters(old, {"seed": 9, "environment_yaml": "{seed: 2, wind: {speed_mps: 1}}"}, leaves)
+    assert yaml_then_leaf == {"seed": 9, "wind": {"speed_mps": 1}}
+    assert apply_parameters(old, {"unrelated": 1}, leaves) == old
+
+
+def test_refused_configurations_say_which_key_and_why():
+    from lotusim_env.config import ConfigError, ConfigRefused, build_checked, parse_environment_yaml, set_path
+
+    with pytest.raises(ConfigRefused, match=r"^environment_yaml: expected a string of YAML, got int 3"):
+        parse_environment_yaml(3)
+    with pytest.raises(ConfigRefused, match=r"^environment_yaml: not valid YAML"):
+        parse_environment_yaml("{current: [")
+    with pytest.raises(ConfigRefused, match=r"^environment_yaml: expected a mapping .*got list"):
+        parse_environment_yaml("[1, 2]")
+    assert parse_environment_yaml("") == {}
+    with pytest.raises(ConfigRefused, match=r"^current\.model\.x: model is not a section"):
+        set_path({"current": {"model": "constant"}}, "current.model.x", 1)
+    with pytest.raises(ConfigRefused, match=r"^wind\.speed_mps: expected a value in \[0\.0, 100\.0\], got 150"):
+        build_checked({"wind": {"speed_mps": 150}})
+    with pytest.raises(ConfigRefused) as info:
+        build_checked({"current": {"model": "vortex"}})
+    assert isinstance(info.value, ConfigError) and info.value.key == "current.model"
+    assert info.value.reason.startswith("expected one of constant")
+    env = build_checked({"current": {"model": "constant", "velocity_enu": [0.2, 0.0, 0.0]}})
+    assert env.current.velocity_enu(0.0, np.zeros((1, 3))).tolist() == [[0.2, 0.0, 0.0]]
+
+
+def test_dump_config_round_trips_and_keeps_key_order():
+    from lotusim_env.config import dump_config, parse_environment_yaml, plain_value
+
+    config = {"seed": 4, "current": {"model": "constant", "velocity_enu": [0.1, 0.0, 0.0]}, "wind": {"speed_mps": 2}}
+    text = dump_config(config)
+    assert text.splitlines()[0] == "seed: 4" and parse_environment_yaml(text) == config
+    assert plain_value(np.array([1.5, 2.0])) == [1.5, 2.0] and plain_value("x") == "x"
