@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import py_compile
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -80,6 +81,52 @@ def test_set_values_with_spaces_reach_the_scenario_whole():
     assert launched.vessels[0].position_enu == (1.0, 2.0, -3.0)
     with pytest.raises(ValueError, match="expected dotted.key=value"):
         launch_plan.scenario_from_arguments("single_auv", sets="[1, 2] seed=4")
+
+
+def test_a_set_list_value_is_not_changed_by_a_later_set_of_one_of_its_items():
+    """`--set vessels.0.pose.position=[1, 2, -3] --set vessels.0.pose.position.2=-5`: the second override changes
+    the scenario, not the first override's value (which the spawner and the error messages repeat). Through the
+    entry point: an invalid third override makes `lotusim run` stop at validation and name the overrides as given."""
+    sets = ["vessels.0.pose.position=[1, 2, -3]", "vessels.0.pose.position.2=-5"]
+    run = subprocess.run(
+        [sys.executable, "-m", "lotusim_core.cli", "run", "single_auv"]
+        + [a for s in [*sets, "physics.mode=warp"] for a in ("--set", s)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 2, run.stderr
+    assert "vessels.0.pose.position=[1, 2, -3], vessels.0.pose.position.2=-5" in run.stderr, run.stderr
+    assert "physics.mode: expected one of realtime" in run.stderr, run.stderr
+    from lotusim_core.cli import build_parser
+
+    args = build_parser().parse_args(["run", "single_auv"] + [a for s in sets for a in ("--set", s)])
+    scenario, overrides = launch_plan.scenario_from_cli(args)
+    assert overrides == {"vessels.0.pose.position": [1, 2, -3], "vessels.0.pose.position.2": -5}
+    assert scenario.vessels[0].position_enu == (1.0, 2.0, -5.0)
+
+
+@pytest.mark.parametrize(
+    ("given", "check"),
+    [
+        ("vessels.0.pose.position=[0.00001, 0, -1]", lambda s: s.vessels[0].position_enu == (1e-05, 0.0, -1.0)),
+        ("vessels.0.pose.position=[1.0e+20, 0, -1]", lambda s: s.vessels[0].position_enu[0] == 1e20),
+        ("vessels.0.worker=null", lambda s: s.vessels[0].worker == ""),
+        ("vessels.0.overrides={mass_kg: 0.00002}", lambda s: s.vessels[0].overrides == {"mass_kg": 2e-05}),
+    ],
+)
+def test_the_spawner_reads_the_set_values_lotusim_run_accepted(given, check):
+    """`lotusim run` hands its --set overrides to the spawner (`lotusim spawn --set ...`) as text: that text must
+    read back to the same values (a float written 1e-05 reads back as a string in YAML 1.1, None as 'None')."""
+    from lotusim_core.cli import build_parser
+
+    parser = build_parser()
+    scenario, overrides = launch_plan.scenario_from_cli(parser.parse_args(["run", "single_auv", "--set", given]))
+    assert check(scenario)
+    spawner = launch_plan.spawn_command("single_auv", overrides)
+    spawned, again = launch_plan.scenario_from_cli(parser.parse_args(spawner[1:]))
+    assert again == overrides and check(spawned)
 
 
 def test_spawner_gets_only_the_overrides_that_change_spawn_items():

@@ -192,8 +192,10 @@ def viewer_spec(headless: bool) -> NodeSpec | None:
 
 
 def _flow(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_flow(v) for v in value) + "]"
-    return str(value)
+    """An override value as the text of `--set key=TEXT` that reads back to it (parse_override_value): strings
+    as given (they were read from such a text), anything else in YAML flow style (1e-05 as 1.0e-05, None as
+    null: `str` gives texts that YAML 1.1 reads as strings)."""
+    if isinstance(value, str):
+        return value
+    text = yaml.safe_dump(value, default_flow_style=True, width=1_000_000)
+    return text.removesuffix("\n...\n").rstrip("\n")

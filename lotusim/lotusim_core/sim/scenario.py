@@ -307,8 +307,8 @@ class Scenario:
         data = copy.deepcopy(self.raw)
         where = str(self.path)
         for dotted, value in overrides.items():
-            if isinstance(value, str):
-                value = parse_override_value(value)
+            # a copy: a later override of one item ("a.0=5" after "a=[1, 2]") must not change the given value
+            value = parse_override_value(value) if isinstance(value, str) else copy.deepcopy(value)
             data = _set_dotted(data, str(dotted), value, where)
         return Scenario(data, self.path, {**self.overrides, **overrides})
 
