@@ -92,6 +92,7 @@ def test_stress_scenario_has_1000_vessels_in_fast_mode():
 ERRORS = [
     # (yaml appended to / replacing the base, expected key, words of the reason)
     ("colour: blue\n", "colour", "unknown key"),
+    ("name: 1x\n", "name", "not a valid ROS name token"),  # the top-level key is `name`, not `.name`
     ("physics: {mode: warp}\n", "physics.mode", "expected one of realtime"),
     ("physics: {real_time_factor: 5}\n", "physics.real_time_factor", "use mode: scaled"),
     ("physics: {step_s: -0.1}\n", "physics.step_s", "> 0"),

@@ -29,7 +29,7 @@ from lotusim_core.base.catalogue import CatalogueError, apply_overrides, list_mo
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.base.names import name_problem
 from lotusim_core.base.paths import config_dir
-from lotusim_core.base.validation import ConfigError, Validator
+from lotusim_core.base.validation import ConfigError, Validator, join_key
 from lotusim_core.sim.spawn_checks import seabed_depths_m, start_problem
 from lotusim_env.ekman import RHO_WATER
 from lotusim_env.environment import build_environment
@@ -461,7 +461,7 @@ class _Validator(Validator):
         value = self.get_text(raw, name, key, default)
         actuators = [a.name for a in (*spec.thrusters, *spec.fins)] if spec is not None else ()
         if problem := name_problem(value + suffix, actuators):
-            raise self.fail(f"{key}.{name}", problem)
+            raise self.fail(join_key(key, name), problem)
         return value
 
     # --- sections ---------------------------------------------------------------------------------------------
