@@ -730,10 +730,7 @@ class _Validator(Validator):
         return value
 
     def generators(self, raw: Any, sc: Scenario, offset: int) -> list[VesselPlan]:
-        if raw is None:
-            return []
-        if not isinstance(raw, list):
-            raise self.fail("generators", f"expected a list, found {type(raw).__name__}")
+        raw = self.sequence(raw, "generators")
         out: list[VesselPlan] = []
         for i, item in enumerate(raw):
             item = self.mapping(item, f"generators[{i}]", ("fleet_grid",))
@@ -833,10 +830,7 @@ class _Validator(Validator):
 
     # --- controllers and recording ----------------------------------------------------------------------------
     def controllers(self, raw: Any, vessels: list[VesselPlan], world: World, env) -> list[ControllerPlan]:
-        if raw is None:
-            return []
-        if not isinstance(raw, list):
-            raise self.fail("controllers", f"expected a list, found {type(raw).__name__}")
+        raw = self.sequence(raw, "controllers")
         by_name = {v.name: v for v in vessels}
         out: list[ControllerPlan] = []
         taken: set[tuple[str, str]] = set()
