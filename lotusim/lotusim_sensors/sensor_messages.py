@@ -1,0 +1,268 @@
+"""The ROS messages of each sensor kind: one adapter per kind (node side, like Stonefish's Publish<Sensor>).
+
+An adapter makes a vessel's publishers and reusable messages of one sensor (topics relative `<vessel>/...` in the
+node's namespace, constant fields and covariances filled once) and publishes the samples of the vessels due at a
+step (lotusim_sensors.samplers.Samples, in their column order). The high-rate messages are pre-serialized and
+patched in place (lotusim_core.ros.cdr.RawMessage). Frames: a sensor's messages are stamped in its mount frame
+`<vessel>/<kind>_link` (depth and gps/vel: `map`). Topics and types: docs/sensors.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
+from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
+
+from lotusim_core.ros import ros_names
+from lotusim_core.ros.cdr import RawMessage
+from lotusim_core.ros.endpoints import QUIET_PUBLISHER
+from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange
+from lotusim_sensors import ais
+from lotusim_sensors.banks import NS_PER_S
+from lotusim_sensors.checkpoint import ModemInFlight
+from lotusim_sensors.samplers import Samples
+
+STAMP = ["header.stamp.sec", "header.stamp.nanosec"]
+XYZ = ("x", "y", "z")
+# Fields rewritten at each sample in the pre-serialized messages (lotusim_core.ros.cdr), in the order the values
+# are passed.
+IMU_FIELDS = [*STAMP, *(f"orientation.{a}" for a in "xyzw"), *(f"angular_velocity.{a}" for a in XYZ),
+              *(f"linear_acceleration.{a}" for a in XYZ)]  # fmt: skip
+MAG_FIELDS = [*STAMP, *(f"magnetic_field.{a}" for a in XYZ)]
+PRESSURE_FIELDS = [*STAMP, "fluid_pressure", "variance"]
+DEPTH_FIELDS = [*STAMP, "pose.pose.position.z"]
+FIX_FIELDS = [*STAMP, "status.status", "latitude", "longitude", "altitude", "position_covariance_type"]
+TWIST_FIELDS = [*STAMP, *(f"twist.twist.linear.{a}" for a in XYZ)]
+DVL_FIELDS = [*TWIST_FIELDS, "twist.covariance[]"]
+RANGE_FIELDS = [*STAMP, "range"]
+
+Endpoints = tuple[tuple, tuple]  # (publishers, reusable messages or other per-sensor constants) of one sensor
+MakePublisher = Callable[[type, str], Any]  # (message type, topic relative to the vessel) -> publisher
+Io = dict[int, Endpoints]  # slot -> endpoints of one kind's sensors
+
+
+def vessel_publishers(node: Any, vessel: str, qos: Any) -> MakePublisher:
+    """make_publisher of a vessel's sensors: topics relative to the vessel in the node's namespace
+    (lotusim_core.ros.ros_names), quiet about QoS events (lotusim_core.ros.endpoints)."""
+
+    def make(msg_type: type, relative: str) -> Any:
+        return node.create_publisher(
+            msg_type, ros_names.vessel_name(vessel, relative), qos, event_callbacks=QUIET_PUBLISHER
+        )
+
+    return make
+
+
+def ros_time(t_ns: int) -> Time:
+    """builtin_interfaces/Time of a sim time in ns."""
+    sec, nanosec = divmod(int(t_ns), NS_PER_S)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def diag3(values) -> list[float]:
+    """Row-major 3 x 3 covariance with `values` on the diagonal."""
+    a, b, c = (float(v) for v in values)
+    return [a, 0.0, 0.0, 0.0, b, 0.0, 0.0, 0.0, c]
+
+
+def modem_rx(m: ModemInFlight) -> AcousticMessage:
+    """The modem/rx message of a message that arrived, stamped with its arrival time."""
+    rx = AcousticMessage(source=m.source, destination=m.destination, data=m.data, range_m=m.range_m,
+                         travel_time_s=m.travel_time_s)  # fmt: skip
+    rx.header.stamp.sec, rx.header.stamp.nanosec = divmod(int(m.t_rx_ns), NS_PER_S)
+    return rx
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """create(make_publisher, vessel, frame, numeric params, other params) -> Endpoints;
+    publish(io, due slots, samples, t_ns) -> number of messages published."""
+
+    create: Callable[[MakePublisher, str, str, dict[str, float], dict[str, Any]], Endpoints]
+    publish: Callable[[Io, list[int], Samples, int], int]
+
+
+def _publish_packed(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    """One pre-serialized message per due vessel, its fields after the stamp = that vessel's row."""
+    sec, nsec = divmod(t_ns, NS_PER_S)
+    for slot, row in zip(due, s.columns[0], strict=True):
+        (pub,), (msg,) = io[slot]
+        pub.publish(msg.pack([sec, nsec, *row]))
+    return len(due)
+
+
+def _publish_value(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    """One pre-serialized message per due vessel, one value after the stamp."""
+    sec, nsec = divmod(t_ns, NS_PER_S)
+    for slot, value in zip(due, s.columns[0], strict=True):
+        (pub,), (msg,) = io[slot]
+        pub.publish(msg.pack([sec, nsec, value]))
+    return len(due)
+
+
+def _create_imu(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    msg = Imu()
+    msg.header.frame_id = frame
+    period = 1.0 / p["rate_hz"]
+    msg.linear_acceleration_covariance = diag3([p["accel_noise_density"] ** 2 / period] * 3)
+    msg.angular_velocity_covariance = diag3([p["gyro_noise_density"] ** 2 / period] * 3)
+    msg.orientation_covariance = diag3([p["orientation_noise_std_rad"] ** 2] * 3)
+    return (pub(Imu, "imu/data"),), (RawMessage(msg, IMU_FIELDS),)
+
+
+def _create_magnetometer(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    msg = MagneticField()
+    msg.header.frame_id = frame
+    msg.magnetic_field_covariance = diag3([p["noise_std_t"] ** 2] * 3)
+    return (pub(MagneticField, "mag"),), (RawMessage(msg, MAG_FIELDS),)
+
+
+def _create_pressure(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    fp, depth = FluidPressure(), PoseWithCovarianceStamped()
+    fp.header.frame_id, depth.header.frame_id = frame, "map"
+    depth.pose.covariance = [0.0] * 14 + [p["depth_noise_std_m"] ** 2] + [0.0] * 21
+    depth.pose.pose.orientation.w = 1.0
+    pubs = (pub(FluidPressure, "pressure"), pub(PoseWithCovarianceStamped, "depth"))
+    return pubs, (RawMessage(fp, PRESSURE_FIELDS), RawMessage(depth, DEPTH_FIELDS))
+
+
+def _publish_pressure(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    sec, nsec = divmod(t_ns, NS_PER_S)
+    for slot, pr, var, d in zip(due, *s.columns, strict=True):
+        (p_pub, d_pub), (fp, dm) = io[slot]
+        p_pub.publish(fp.pack([sec, nsec, pr, var]))
+        d_pub.publish(dm.pack([sec, nsec, -d]))  # z = -depth in map
+    return 2 * len(due)
+
+
+def _create_gps(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    fix, vel = NavSatFix(), TwistWithCovarianceStamped()
+    fix.header.frame_id, vel.header.frame_id = frame, "map"
+    fix.status.service = NavSatStatus.SERVICE_GPS
+    fix.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    h, v = p["horizontal_noise_std_m"] ** 2, p["vertical_noise_std_m"] ** 2
+    fix.position_covariance = diag3([h, h, v])
+    vv = p["velocity_noise_std_mps"] ** 2
+    vel.twist.covariance = [vv if i in (0, 7, 14) else 0.0 for i in range(36)]
+    pubs = (pub(NavSatFix, "gps/fix"), pub(TwistWithCovarianceStamped, "gps/vel"))
+    return pubs, (RawMessage(fix, FIX_FIELDS), RawMessage(vel, TWIST_FIELDS))
+
+
+FIX = (NavSatStatus.STATUS_FIX, NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN)
+NO_FIX = (NavSatStatus.STATUS_NO_FIX, NavSatFix.COVARIANCE_TYPE_UNKNOWN)  # NaN latitude / longitude / altitude
+
+
+def _publish_gps(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    """gps/fix when a fix or the first sample without one (the loss, then silence: submerged); gps/vel with a fix."""
+    sec, nsec = divmod(t_ns, NS_PER_S)
+    count = 0
+    for slot, send, fix_ok, geodetic, velocity in zip(due, *s.columns, strict=True):
+        if not send:
+            continue
+        (fix_pub, vel_pub), (fix, vel) = io[slot]
+        status, cov_type = FIX if fix_ok else NO_FIX
+        fix_pub.publish(fix.pack([sec, nsec, status, *geodetic, cov_type]))
+        count += 1
+        if fix_ok:
+            vel_pub.publish(vel.pack([sec, nsec, *velocity]))
+            count += 1
+    return count
+
+
+def _create_dvl(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    twist, alt = TwistWithCovarianceStamped(), Range()
+    twist.header.frame_id = alt.header.frame_id = frame
+    alt.radiation_type = Range.ULTRASOUND
+    alt.field_of_view = float(np.radians(2.0 * p["beam_tilt_deg"]))
+    alt.min_range = p["min_range_m"] * float(np.cos(np.radians(p["beam_tilt_deg"])))
+    alt.max_range = p["max_range_m"] * float(np.cos(np.radians(p["beam_tilt_deg"])))
+    pubs = (pub(TwistWithCovarianceStamped, "dvl"), pub(Range, "dvl/altitude"))
+    return pubs, (RawMessage(twist, DVL_FIELDS), RawMessage(alt, RANGE_FIELDS))
+
+
+def _publish_dvl(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    """dvl when bottom or water track (nothing on dropout); dvl/altitude always."""
+    sec, nsec = divmod(t_ns, NS_PER_S)
+    count = 0
+    for slot, tracked, row, altitude in zip(due, *s.columns, strict=True):
+        (twist_pub, alt_pub), (twist, alt) = io[slot]
+        if tracked:
+            twist_pub.publish(twist.pack([sec, nsec, *row]))
+            count += 1
+        alt_pub.publish(alt.pack([sec, nsec, altitude]))
+        count += 1
+    return count
+
+
+def _create_altimeter(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    alt = Range()
+    alt.header.frame_id = frame
+    alt.radiation_type = Range.ULTRASOUND
+    alt.field_of_view = 0.1
+    alt.min_range, alt.max_range = p["min_range_m"], p["max_range_m"]
+    return (pub(Range, "altimeter"),), (RawMessage(alt, RANGE_FIELDS),)
+
+
+def _create_ais(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    msg = AIS(name=vessel, ais_class=AIS.CLASS_A if extra["class"] == "A" else AIS.CLASS_B)
+    msg.mmsi = int(extra["mmsi"]) or ais.default_mmsi(vessel)
+    msg.navigational_status = int(p["navigational_status"])
+    return (pub(AIS, "ais"),), (msg,)
+
+
+def _ais_publisher(fleet_pub: Any) -> Callable[[Io, list[int], Samples, int], int]:
+    """The AIS adapter's publish: each report on the vessel's ais and on the fleet-wide `fleet_pub`."""
+
+    def publish(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+        stamp = ros_time(t_ns)
+        for slot, row in zip(due, s.columns[0], strict=True):
+            (pub,), (msg,) = io[slot]
+            msg.header.stamp = stamp
+            msg.latitude_deg, msg.longitude_deg, msg.sog_mps, msg.cog_deg, msg.heading_deg, msg.rate_of_turn_dps = row
+            pub.publish(msg)
+            fleet_pub.publish(msg)
+        return 2 * len(due)
+
+    return publish
+
+
+def _create_usbl(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    return (pub(AcousticRange, "acoustic/range"),), (frame,)
+
+
+def _publish_usbl(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    """One AcousticRange per (receiver, target) pair in range."""
+    stamp = ros_time(t_ns)
+    for i, target, rng, bearing, elevation, travel in zip(*s.columns, strict=True):
+        (pub,), (frame,) = io[due[i]]
+        msg = AcousticRange(target=target, range_m=rng, bearing_rad=bearing, elevation_rad=elevation,
+                            travel_time_s=travel)  # fmt: skip
+        msg.header.frame_id = frame
+        msg.header.stamp = stamp
+        pub.publish(msg)
+    return len(s.columns[0])
+
+
+def _create_modem(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    return (pub(AcousticMessage, "modem/rx"),), ()  # modem/tx: the node subscribes (lotusim_sensors.modem)
+
+
+def adapters(ais_fleet_pub: Any) -> dict[str, Adapter]:
+    """kind -> adapter; AIS reports also go out on `ais_fleet_pub` (/lotusim/ais). The modem publishes arrivals
+    (modem_rx), not samples."""
+    return {
+        "imu": Adapter(_create_imu, _publish_packed),
+        "magnetometer": Adapter(_create_magnetometer, _publish_packed),
+        "pressure": Adapter(_create_pressure, _publish_pressure),
+        "gps": Adapter(_create_gps, _publish_gps),
+        "dvl": Adapter(_create_dvl, _publish_dvl),
+        "altimeter": Adapter(_create_altimeter, _publish_value),
+        "ais": Adapter(_create_ais, _ais_publisher(ais_fleet_pub)),
+        "usbl": Adapter(_create_usbl, _publish_usbl),
+        "modem": Adapter(_create_modem, lambda io, due, s, t_ns: 0),
+    }
