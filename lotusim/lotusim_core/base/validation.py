@@ -54,7 +54,14 @@ def show(value: Any) -> str:
 
 def is_number(value: Any) -> bool:
     """An int or float (NumPy scalars too), not a bool."""
+    kind = type(value)
+    if kind is float or kind is int:  # the common case first: vehicle matrices are read on every spawn
+        return True
     return isinstance(value, NUMBER_TYPES) and not isinstance(value, (bool, np.bool_))
+
+
+def _finite_number(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value)
 
 
 class Validator:
@@ -161,10 +168,12 @@ class Validator:
 
     def check_keys(self, value: Mapping[str, Any], key: str, allowed: Iterable[str]) -> None:
         """No key of `value` outside `allowed` (the first unknown one, in sorted order, is reported)."""
-        allowed = tuple(dict.fromkeys(allowed))
-        unknown = sorted(str(k) for k in value if k not in allowed)
+        allowed = tuple(allowed)
+        known = set(allowed)
+        unknown = [str(k) for k in value if k not in known]
         if unknown:
-            raise self.fail(join_key(key, unknown[0]), f"unknown key (known keys: {', '.join(allowed)})")
+            names = ", ".join(dict.fromkeys(allowed))
+            raise self.fail(join_key(key, min(unknown)), f"unknown key (known keys: {names})")
 
     def sequence(self, value: Any, key: str) -> list[Any]:
         """A list (None is [])."""
@@ -176,11 +185,7 @@ class Validator:
 
     def vector(self, value: Any, key: str, size: int) -> tuple[float, ...]:
         """A list of `size` finite numbers, as floats."""
-        ok = (
-            isinstance(value, (list, tuple, np.ndarray))
-            and len(value) == size
-            and all(is_number(v) and math.isfinite(v) for v in value)
-        )
+        ok = isinstance(value, (list, tuple, np.ndarray)) and len(value) == size and all(map(_finite_number, value))
         if not ok:
             if value is None:
                 raise self.fail(key, f"missing (expected a list of {size} finite numbers)")
