@@ -4,28 +4,24 @@ user's script does (action and service clients, topic publishers and subscribers
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import rclpy
-from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 
-from lotusim_core.ros import reliable_calls
+from lotusim_core.ros import spin
+from lotusim_core.ros.fleet_client import FleetClient
 from lotusim_core.ros.node_runner import make_executor
 from lotusim_core.sim.mas_server import MasServer
-from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import FleetCommandItem, VesselDescription
 from lotusim_interfaces.srv import Step
 from lotusim_physics.dynamics_node import DynamicsWorker
 
 
 def spin_until(executor, predicate: Callable[[], bool], timeout_s: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout_s} s waiting for {what}")
-        executor.spin_once(timeout_sec=0.01)
+    """lotusim_core.ros.spin.spin_until for a noun `what` ("step reply"): TimeoutError "timed out waiting for
+    <what> within <timeout_s> s"; spins in 10 ms steps (lockstep tests poll time-based conditions)."""
+    spin.spin_until(executor, predicate, timeout_s, f"timed out waiting for {what}", step_s=0.01)
 
 
 def lose_first_answer(client) -> list:
@@ -102,7 +98,7 @@ class Sim:
         self.client = rclpy.create_node("test_user", context=context)
         for node in (self.mas, self.client):
             self.executor.add_node(node)
-        self.fleet_command = ActionClient(self.client, FleetCommand, "/lotusim/fleet_command")
+        self.fleet = FleetClient(self.client, self.executor)
         self.step_client = self.client.create_client(Step, "/lotusim/step")
         spin_until(
             self.executor, lambda: len(self.mas.registry.workers) == workers, 30.0, "workers found by mas_server"
@@ -112,14 +108,17 @@ class Sim:
     def worker(self) -> DynamicsWorker:
         return self.workers[0]
 
+    @property
+    def fleet_command(self):
+        """The FleetClient's rclpy ActionClient (for goals it does not wrap: a cancel)."""
+        return self.fleet.action
+
     def command(self, items, feedback: list | None = None, timeout_s: float = 30.0):
-        if not self.fleet_command.server_is_ready():
+        """One FleetCommand goal through the FleetClient; `feedback` collects its FeedbackMessages."""
+        if not self.fleet.server_is_ready():
             self.wait_for_fleet_command()
         cb = feedback.append if feedback is not None else None
-        handle = reliable_calls.send_goal(
-            self.fleet_command, FleetCommand.Goal(items=items), self.spin_once, feedback_callback=cb
-        )
-        return reliable_calls.goal_result(handle, self.spin_once, timeout_s).result
+        return self.fleet.command(items, timeout_s=timeout_s, feedback=cb)
 
     def spin_once(self, timeout_s: float) -> None:
         self.executor.spin_once(timeout_sec=timeout_s)
@@ -134,7 +133,9 @@ class Sim:
         """
         for attempt in range(attempts):
             try:
-                spin_until(self.executor, self.fleet_command.server_is_ready, attempt_s, "fleet_command server")
+                # the client can see the server before the server has matched the client's response readers (a
+                # known DDS service race): give discovery a moment, or the acceptance can be lost
+                self.fleet.wait_for_server(attempt_s, what="timed out waiting for fleet_command server", settle_s=0.5)
             except TimeoutError:
                 if attempt == attempts - 1:
                     services = [name for name, _ in self.client.get_service_names_and_types() if "lotusim" in name]
@@ -144,15 +145,11 @@ class Sim:
                     ) from None
                 self.renew_action_client()
                 continue
-            # the client can see the server before the server has matched the client's response readers (a
-            # known DDS service race): give discovery a moment, or the acceptance can be lost
-            self.spin_for(0.5)
             return
 
     def renew_action_client(self) -> None:
         """A fresh FleetCommand client (after a mas_server restart the old client may not re-match in time)."""
-        self.fleet_command.destroy()
-        self.fleet_command = ActionClient(self.client, FleetCommand, "/lotusim/fleet_command")
+        self.fleet.renew()
 
     def step(self, steps: int):
         spin_until(self.executor, self.step_client.service_is_ready, 30.0, "/lotusim/step")
@@ -161,9 +158,8 @@ class Sim:
         return future.result()
 
     def spin_for(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.005)
+        """Spin for `seconds` of wall time (5 ms steps)."""
+        spin.wait_for(self.spin_once, lambda: False, seconds, step_s=0.005)
 
     def close(self) -> None:
         self.executor.shutdown()

@@ -16,11 +16,9 @@ Requests that change the simulation and have no id (a lockstep Step) must not go
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable
 
-SpinOnce = Callable[[float], None]  # spins the executor that serves the client for at most the given seconds
+from lotusim_core.ros.spin import SpinOnce, wait_for
 
 
 class GoalRejected(RuntimeError):
@@ -30,13 +28,6 @@ class GoalRejected(RuntimeError):
 def _total_wait_s(answer_s: float, attempts: int) -> float:
     """Wall time of all attempts when the k-th waits k * answer_s."""
     return answer_s * attempts * (attempts + 1) / 2
-
-
-def _spin_until(done: Callable[[], bool], timeout_s: float, spin_once: SpinOnce) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not done() and time.monotonic() < deadline:
-        spin_once(min(0.05, max(0.0, deadline - time.monotonic())))
-    return done()
 
 
 def send_goal(
@@ -58,7 +49,7 @@ def send_goal(
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
     for attempt in range(attempts):
         future = client.send_goal_async(goal, feedback_callback=feedback_callback, goal_uuid=goal_id)
-        if not _spin_until(future.done, answer_s * (attempt + 1), spin_once):
+        if not wait_for(spin_once, future.done, answer_s * (attempt + 1)):
             continue
         handle = future.result()
         if handle.accepted:
@@ -80,7 +71,7 @@ def goal_result(handle, spin_once: SpinOnce, timeout_s: float):
     from action_msgs.msg import GoalStatus
 
     future = handle.get_result_async()
-    if not _spin_until(future.done, timeout_s, spin_once):
+    if not wait_for(spin_once, future.done, timeout_s):
         raise TimeoutError(f"no goal result within {timeout_s:.0f} s")
     response = future.result()
     if response.status == GoalStatus.STATUS_UNKNOWN:
@@ -92,7 +83,7 @@ def call_read_only(client, request, spin_once: SpinOnce, *, answer_s: float = 5.
     """Call a service whose request changes nothing (a listing), re-sending it when an answer is lost."""
     for attempt in range(attempts):
         future = client.call_async(request)
-        if _spin_until(future.done, answer_s * (attempt + 1), spin_once):
+        if wait_for(spin_once, future.done, answer_s * (attempt + 1)):
             return future.result()
         client.remove_pending_request(future)
     total = _total_wait_s(answer_s, attempts)
