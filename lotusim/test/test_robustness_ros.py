@@ -92,7 +92,7 @@ def test_names_too_long_for_ros_are_refused_at_the_mas_server_and_the_worker(ros
         assert "240 characters" in result.results[0].reason
         results = call_worker(sim, [create_item(too_long, "lrauv")])
         assert [r.code for r in results] == [ItemResult.INVALID_NAME]
-        spin_until(sim.executor, lambda: sim.worker.vessels[longest].odom_pub is not None, 10.0, "topics created")
+        spin_until(sim.executor, lambda: sim.worker.topics[longest].odom_pub is not None, 10.0, "topics created")
         sim.spin_for(0.5)  # the worker keeps stepping (a timer exception would surface here)
         assert set(list_vessels(sim)) == {longest} and set(sim.worker.fleet.names) == {longest}
     finally:
@@ -181,7 +181,7 @@ def test_a_bulk_delete_takes_about_as_long_as_the_create(ros_context):
         result = sim.command([create_item(f"v{k}", "wamv", (10.0 * k, 0.0, 0.0)) for k in range(n)], timeout_s=120.0)
         create_s = time.perf_counter() - start
         assert result.succeeded == n
-        spin_until(sim.executor, lambda: not sim.worker._pending_endpoints, 300.0, "topics of the new vessels")
+        spin_until(sim.executor, lambda: not sim.worker.endpoint_queue.pending, 300.0, "topics of the new vessels")
         start = time.perf_counter()
         items = [delete_item(f"v{k}") for k in range(n)] + [create_item("v0", "lrauv")]
         result = sim.command(items, timeout_s=300.0)
@@ -193,7 +193,7 @@ def test_a_bulk_delete_takes_about_as_long_as_the_create(ros_context):
         for _ in range(20):
             left.publish(Float64(data=50.0))
             sim.spin_for(0.05)  # an IndexError in the worker's callback would surface here
-        spin_until(sim.executor, lambda: not sim.worker._doomed_endpoints, 300.0, "old topics destroyed")
+        spin_until(sim.executor, lambda: not sim.worker.endpoint_queue.doomed, 300.0, "old topics destroyed")
         assert sim.worker.vessels["v0"].thruster_cmd.tolist() == [0.0]
         assert set(list_vessels(sim)) == {"v0"}
     finally:

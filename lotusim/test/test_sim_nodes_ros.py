@@ -219,10 +219,10 @@ def test_a_batch_of_steps_ends_before_its_wall_deadline(sim):
     overrun its period (an overrun delayed the worker's incoming commands by seconds); it still makes one step of
     progress when the deadline has already passed."""
     worker = sim.worker
-    worker._step_cost_s = 1e-3
-    assert worker._steps_before(time.monotonic() + 0.0105, at_least=0) in (9, 10)
-    assert worker._steps_before(time.monotonic() - 1.0, at_least=0) == 0
-    assert worker._steps_before(time.monotonic() - 1.0, at_least=1) == 1
+    worker.pacer.step_cost_s = 1e-3
+    assert worker.pacer.steps_before(time.monotonic() + 0.0105, at_least=0) in (9, 10)
+    assert worker.pacer.steps_before(time.monotonic() - 1.0, at_least=0) == 0
+    assert worker.pacer.steps_before(time.monotonic() - 1.0, at_least=1) == 1
     start = worker.iteration
     assert worker.advance(1 << 62, wall_deadline=time.monotonic() - 1.0) == 1
     assert worker.iteration == start + 1
@@ -286,10 +286,10 @@ def test_publication_rates_in_sim_time_with_batched_steps(ros_context, case):
         sim.command([create_item("a", "lrauv", (0, 0, -10)), create_item("b", "lrauv", (9, 0, -10))])
         for name in odom:
             sim.client.create_subscription(Odometry, f"/{name}/odom", odom[name].append, 1000)
-            spin_until(sim.executor, lambda n=name: sim.worker.vessels[n].odom_pub is not None, 10.0, "odom topic")
+            spin_until(sim.executor, lambda n=name: sim.worker.topics[n].odom_pub is not None, 10.0, "odom topic")
         # every writer has matched our readers (messages sent before the match would be lost)
         writers = [sim.worker._clock_pub, sim.worker._state_pub, sim.worker._tf_pub]
-        writers += [sim.worker.vessels[n].odom_pub for n in odom]
+        writers += [sim.worker.topics[n].odom_pub for n in odom]
         spin_until(sim.executor, lambda: all(w.get_subscription_count() > 0 for w in writers), 30.0, "matching")
         sim.spin_for(0.2)
         assert sim.step(n_steps).success
@@ -479,7 +479,7 @@ def test_realtime_mode_keeps_rtf_within_5_percent_for_100_vessels(ros_context):
         stats: list[SimStats] = []
         sim.client.create_subscription(Clock, "/clock", on_clock, 100)
         sim.client.create_subscription(SimStats, "/lotusim/stats", stats.append, 10)
-        spin_until(sim.executor, lambda: not sim.worker._pending_endpoints, 20.0, "vessel topics created")
+        spin_until(sim.executor, lambda: not sim.worker.endpoint_queue.pending, 20.0, "vessel topics created")
         sim.spin_for(1.0)  # settle
         clocks.clear()
         stats.clear()
@@ -498,7 +498,7 @@ def test_fast_mode_serves_commands_and_services_while_it_runs(ros_context):
     """Fast mode, as the benchmark runs it (0.03 s step, fleet state and odometry at 10 Hz of sim time): goals and
     services are served between the batches of steps, the fleet state follows the exact 10 Hz schedule of sim
     time, and the tick period follows the cost of a step (20 ms, or 20 steps of a large fleet)."""
-    import lotusim_physics.dynamics_node as dn
+    import lotusim_physics.pacing as dn
 
     sim = Sim(ros_context, mode="fast", step_s=0.03, fleet_state_rate_hz=10.0, odom_rate_hz=10.0)
     try:
@@ -526,10 +526,10 @@ def test_fast_mode_serves_commands_and_services_while_it_runs(ros_context):
         assert sorted(v.name for v in future.result().vessels) == ["f0", "f1", "f2"]
         # the tick period: FAST_PERIOD_S for cheap steps, FAST_STEPS_PER_TICK steps when a step costs more
         worker = sim.worker
-        worker._step_cost_s = 5e-3
+        worker.pacer.step_cost_s = 5e-3
         worker._fit_fast_period()
         assert worker._timer.timer_period_ns == int(1e9 * dn.FAST_STEPS_PER_TICK * 5e-3)
-        worker._step_cost_s = 1e-5
+        worker.pacer.step_cost_s = 1e-5
         worker._fit_fast_period()
         assert worker._timer.timer_period_ns == int(1e9 * dn.FAST_PERIOD_S)
     finally:

@@ -1,0 +1,166 @@
+"""The pacing of a dynamics worker (lotusim_physics.pacing) with a fake clock: which timer drives each mode, how
+a follower catches up, how batches are cut at the next output and at a wall deadline, the cost-per-step average,
+the fast-mode tick period, the take-up of a restarted master's time, the statistics window, and the chunks of a
+long lockstep request. ROS-free."""
+
+from __future__ import annotations
+
+import pytest
+
+from lotusim_physics import pacing
+from lotusim_physics.endpoint_queue import EndpointQueue
+
+
+class FakeClock:
+    """Wall time that moves only when told (s)."""
+
+    def __init__(self, t: float = 100.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_each_mode_has_its_timer_and_followers_have_none():
+    assert pacing.tick_of("realtime", True, 0.02, 1.0) == ("realtime", 0.02)
+    assert pacing.tick_of("scaled", True, 0.03, 3.0) == ("realtime", pytest.approx(0.01))
+    assert pacing.tick_of("fast", True, 0.03, 1.0) == ("fast", 0.02)
+    assert pacing.tick_of("lockstep", True, 0.03, 1.0) is None
+    for mode in pacing.MODES:
+        assert pacing.tick_of(mode, False, 0.03, 1.0) is None
+    assert pacing.target_rtf("realtime", 5.0) == 1.0 and pacing.target_rtf("scaled", 5.0) == 5.0
+    pacing.check_mode("lockstep")
+    with pytest.raises(ValueError, match="expected one of"):
+        pacing.check_mode("turbo")
+
+
+def test_a_follower_steps_to_the_master_clock_and_an_empty_one_skips():
+    step = 30_000_000
+    assert pacing.follower_steps(10 * step, 4 * step, step, True) == (0, 6)
+    assert pacing.follower_steps(10 * step + step // 2, 4 * step, step, True) == (0, 6)  # whole steps only
+    assert pacing.follower_steps(10 * step, 4 * step, step, False) == (5, 1)  # nothing to integrate
+    assert pacing.follower_steps(5 * step, 4 * step, step, False) == (0, 1)
+    assert pacing.follower_steps(3 * step, 4 * step, step, True) == (0, 0)  # behind: nothing
+
+
+def test_batches_stop_at_each_output_and_at_the_chunk_limit():
+    pacer = pacing.Pacer(0.01, 1.0, clock=FakeClock(), timer=FakeClock())
+    batches: list[int] = []
+    assert pacer.run(10, lambda: 4, batches.append) == 10
+    assert batches == [4, 4, 2]
+    batches.clear()
+    assert pacer.run(2500, lambda: 1 << 30, batches.append) == 2500
+    assert batches == [1000, 1000, 500]
+    assert pacer.run(0, lambda: 1, batches.append) == 0
+
+
+def test_a_batch_ends_before_the_wall_deadline_with_at_least_one_step():
+    clock = FakeClock(100.0)
+    pacer = pacing.Pacer(0.01, 1.0, clock=clock, timer=clock)
+    pacer.step_cost_s = 1e-3
+    assert pacer.steps_before(100.0105, at_least=0) == 10
+    assert pacer.steps_before(99.0, at_least=0) == 0 and pacer.steps_before(99.0, at_least=1) == 1
+    cost = 2.0**-10  # about 1 ms, exact in binary (the fake clock adds it without rounding)
+    pacer.step_cost_s = cost
+
+    def integrate(k: int) -> None:  # each step costs exactly `cost` of the fake wall clock
+        clock.t += cost * k
+
+    # 5 steps of budget: 5 steps in one batch, then none fits
+    assert pacer.run(1 << 62, lambda: 1 << 30, integrate, wall_deadline=100.0 + 5 * cost) == 5
+    assert clock.t == 100.0 + 5 * cost and pacer.step_cost_s == cost
+    # the deadline has passed: still one step of progress, then nothing more
+    assert pacer.run(1 << 62, lambda: 1 << 30, integrate, wall_deadline=99.0) == 1
+    assert clock.t == 100.0 + 6 * cost
+
+
+def test_the_cost_per_step_is_a_moving_average_that_caps_outliers():
+    pacer = pacing.Pacer(0.01, 1.0, clock=FakeClock(), timer=FakeClock())
+    assert pacer.step_cost_s == 20e-6
+    pacer.record(10 * 40e-6, 10)  # 40 us per step: 20 + 0.1 * (40 - 20) = 22 us
+    assert pacer.step_cost_s == pytest.approx(22e-6)
+    pacer.record(1.0, 1)  # a descheduled batch counts as twice the average: 22 + 0.1 * 22 = 24.2 us
+    assert pacer.step_cost_s == pytest.approx(24.2e-6)
+
+
+def test_the_fast_tick_period_follows_large_fleets_with_hysteresis():
+    clock = FakeClock(50.0)
+    pacer = pacing.Pacer(0.03, 1.0, clock=clock, timer=clock)
+    assert pacer.fast_deadline(0.02) == pytest.approx(50.0195)  # 0.5 ms of idle gap before the next tick
+    assert pacer.fast_deadline(0.0001) == 50.0  # never in the past
+    pacer.step_cost_s = 5e-3  # 20 steps of 5 ms: 100 ms
+    assert pacer.fast_period_ns(20_000_000) == 100_000_000
+    assert pacer.fast_period_ns(100_000_000) is None
+    pacer.step_cost_s = 1.1e-3  # 22 ms: within a quarter of 20 ms, kept
+    assert pacer.fast_period_ns(20_000_000) is None
+    pacer.step_cost_s = 1e-5  # cheap steps: back to 20 ms
+    assert pacer.fast_period_ns(100_000_000) == 20_000_000
+
+
+def test_a_restarted_master_takes_up_time_only_when_far_ahead_and_early():
+    clock = FakeClock(10.0)
+    pacer = pacing.Pacer(0.02, 1.0, clock=clock, timer=clock)
+    step = 20_000_000
+    assert pacer.take_up_steps(5_000_000_000, 1_000_000_000, step) == 200  # 4 s ahead: 200 steps
+    assert pacer.take_up_steps(1_900_000_000, 1_000_000_000, step) == 0  # less than 1 s ahead
+    clock.t = 10.0 + pacing.TAKE_UP_WINDOW_S + 1.0
+    assert pacer.take_up_steps(5_000_000_000, 1_000_000_000, step) == 0  # too late: a restore's older news
+
+
+def test_the_statistics_window_reports_rtf_and_compute_time():
+    clock = FakeClock(0.0)
+    pacer = pacing.Pacer(0.02, 2.0, clock=clock, timer=clock)
+    assert pacer.stats_due() == 0.0  # the first at once
+    assert pacer.stats_due() is None
+    pacer.close_window(0.0, 0)
+    pacer.record(0.004, 4)  # 1 ms per step
+    pacer.record(0.006, 2)  # 3 ms per step
+    clock.t = 0.5
+    assert pacer.stats_due() == 0.5
+    stats = pacer.close_window(0.5, 50)  # 50 steps of 20 ms in 0.5 s of wall time: RTF 2
+    assert stats.real_time_factor == pytest.approx(2.0)
+    assert stats.step_compute_time_s == pytest.approx(0.010 / 6)
+    assert stats.step_compute_time_max_s == pytest.approx(0.003)
+    assert stats.wall_time_s == 0.5
+    empty = pacer.close_window(0.5, 50)
+    assert (empty.real_time_factor, empty.step_compute_time_s, empty.step_compute_time_max_s) == (0.0, 0.0, 0.0)
+    clock.t = 3.0  # late: the next is due now, then every period again (not a burst of the missed ones)
+    assert pacer.stats_due() == 3.0 and pacer.next_stats == 3.0
+    assert pacer.stats_due() == 3.0 and pacer.next_stats == 3.5
+
+
+def test_a_long_lockstep_request_goes_in_chunks_and_stops_when_held_or_cancelled():
+    asked, progress = [], []
+
+    def advance(n: int) -> int:
+        asked.append(n)
+        return n
+
+    assert pacing.step_in_chunks(250, advance, lambda: False, progress.append) == (250, "done")
+    assert asked == [100, 100, 50] and progress == [100, 200, 250]
+    held = lambda n: min(n, 30)  # noqa: E731 - a run limit 30 steps ahead
+    assert pacing.step_in_chunks(250, held, lambda: False, lambda d: None) == (30, "held")
+    calls = iter([False, True])
+    assert pacing.step_in_chunks(250, advance, lambda: next(calls), lambda d: None) == (100, "canceled")
+
+
+def test_endpoints_are_made_in_creation_order_within_the_budget_and_doomed_ones_first():
+    clock = FakeClock(0.0)
+    queue = EndpointQueue(clock=clock)
+    made, destroyed = [], []
+
+    def create(name: str) -> None:
+        made.append(name)
+        clock.t += 0.002  # 2 ms per vessel
+
+    def destroy(endpoint) -> None:
+        destroyed.append(endpoint)
+        clock.t += 0.001
+
+    for name in ("a", "b", "c", "d"):
+        queue.add(name)
+    queue.retire("c", ["c_sub", "c_odom"])  # deleted before its topics were made: none will be
+    queue.work(0.005, create, destroy)  # 2 ms of destroying, then a (4 ms), b (6 ms): over budget
+    assert destroyed == ["c_odom", "c_sub"] and made == ["a", "b"]
+    queue.work(0.005, create, destroy)
+    assert made == ["a", "b", "d"] and not queue.pending and not queue.doomed
