@@ -129,6 +129,37 @@ def test_the_spawner_reads_the_set_values_lotusim_run_accepted(given, check):
     assert again == overrides and check(spawned)
 
 
+def test_a_quoted_set_string_stays_a_string(tmp_path):
+    """`--set "vessels.0.name='off'"` quotes a string YAML would read as false: lotusim run reads the text once
+    (it read it twice, the second time without the quotes: a vessel named false, a description 'True'), and the
+    spawner's --set text reads back to the same string. Through the entry point: the run fails only at the invalid
+    recording topic (checked after the vessels)."""
+    path = tmp_path / "one.yaml"
+    path.write_text("vessels:\n  - {name: auv, model: remus100, pose: {position: [0, 0, -5]}}\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "lotusim_core.cli", "run", str(path)]
+        + ["--set", "vessels.0.name='off'", "--set", "recording.topics=['/bad topic']"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 2 and ": recording.topics[0]: '/bad topic' is not a valid" in run.stderr, run.stderr
+    from lotusim_core.cli import build_parser
+
+    parser = build_parser()
+    given = ["run", str(path), "--set", "vessels.0.name='off'", "--set", "description='yes'"]
+    scenario, overrides = launch_plan.scenario_from_cli(parser.parse_args(given))
+    assert overrides == {"vessels.0.name": "off", "description": "yes"}
+    assert scenario.vessels[0].name == "off" and scenario.description == "yes"
+    spawner = launch_plan.spawn_command(path, overrides)
+    assert spawner[-2:] == ["--set", "vessels.0.name='off'"]
+    spawned, again = launch_plan.scenario_from_cli(parser.parse_args(spawner[1:]))
+    assert again == {"vessels.0.name": "off"} and spawned.vessels[0].name == "off"
+    # the Scenario API keeps reading strings as YAML ("2" -> 2), as launch arguments come
+    assert load_scenario("single_auv").with_overrides({"physics.workers": "2"}).physics.workers == 2
+
+
 def test_spawner_gets_only_the_overrides_that_change_spawn_items():
     command = launch_plan.spawn_command(
         "/x/s.yaml",

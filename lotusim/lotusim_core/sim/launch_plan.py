@@ -18,7 +18,14 @@ from typing import Any
 
 import yaml
 
-from lotusim_core.sim.scenario import ControllerPlan, Plan, Scenario, launch_overrides, load_scenario
+from lotusim_core.sim.scenario import (
+    ControllerPlan,
+    Plan,
+    Scenario,
+    launch_overrides,
+    load_scenario,
+    parse_override_value,
+)
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 PACKAGE = "lotusim"
@@ -67,7 +74,7 @@ def scenario_from_arguments(
     items = split_sets(sets) if isinstance(sets, str) else list(sets)
     overrides = launch_overrides(rtf, n_workers, str(mode).strip() or None, items)
     base = load_scenario(scenario)
-    return (base.with_overrides(overrides) if overrides else base), overrides
+    return (base.with_overrides(overrides, parse_strings=False) if overrides else base), overrides
 
 
 def scenario_from_cli(args: Any) -> tuple[Scenario, dict[str, Any]]:
@@ -192,10 +199,10 @@ def viewer_spec(headless: bool) -> NodeSpec | None:
 
 
 def _flow(value: Any) -> str:
-    """An override value as the text of `--set key=TEXT` that reads back to it (parse_override_value): strings
-    as given (they were read from such a text), anything else in YAML flow style (1e-05 as 1.0e-05, None as
-    null: `str` gives texts that YAML 1.1 reads as strings)."""
-    if isinstance(value, str):
+    """An override value as the text of `--set key=TEXT` that reads back to it (parse_override_value): a string
+    as is when it reads back to itself, else YAML flow style ('off' quoted, 1e-05 as 1.0e-05, None as null: `str`
+    gives texts that YAML 1.1 reads as something else)."""
+    if isinstance(value, str) and parse_override_value(value) == value:
         return value
     text = yaml.safe_dump(value, default_flow_style=True, width=1_000_000)
     return text.removesuffix("\n...\n").rstrip("\n")

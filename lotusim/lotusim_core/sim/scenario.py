@@ -301,14 +301,16 @@ class Scenario:
             where += " (with overrides " + ", ".join(f"{k}={v!r}" for k, v in self.overrides.items()) + ")"
         _Validator(where, self.path.parent).fill(self, data)
 
-    def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
+    def with_overrides(self, overrides: Mapping[str, Any], parse_strings: bool = True) -> Scenario:
         """A new Scenario with dotted-path values replaced ("physics.mode": "fast", "vessels.auv_1.model": ...,
-        "vessels.0.pose.position": [...]) and validated again. String values are parsed as YAML scalars."""
+        "vessels.0.pose.position": [...]) and validated again. String values are parsed as YAML scalars unless
+        parse_strings is False (values already read from their text, as launch_overrides returns them)."""
         data = copy.deepcopy(self.raw)
         where = str(self.path)
         for dotted, value in overrides.items():
             # a copy: a later override of one item ("a.0=5" after "a=[1, 2]") must not change the given value
-            value = parse_override_value(value) if isinstance(value, str) else copy.deepcopy(value)
+            parse = parse_strings and isinstance(value, str)
+            value = parse_override_value(value) if parse else copy.deepcopy(value)
             data = _set_dotted(data, str(dotted), value, where)
         return Scenario(data, self.path, {**self.overrides, **overrides})
 
