@@ -160,6 +160,21 @@ def test_a_quoted_set_string_stays_a_string(tmp_path):
     assert load_scenario("single_auv").with_overrides({"physics.workers": "2"}).physics.workers == 2
 
 
+def test_the_spawner_accepts_a_vessel_renamed_together_with_its_controller():
+    """`--set vessels.0.name=auv7 --set controllers.0.vessel=auv7`: the spawner validates the scenario as lotusim
+    run does, so it gets the controllers' overrides too (with the vessel's alone, its controller named no vessel)."""
+    from lotusim_core.cli import build_parser
+
+    parser = build_parser()
+    sets = ["--set", "vessels.0.name=auv7", "--set", "controllers.0.vessel=auv7"]
+    scenario, overrides = launch_plan.scenario_from_cli(parser.parse_args(["run", "single_auv", *sets]))
+    assert scenario.vessels[0].name == "auv7" and scenario.controllers[0].vessel == "auv7"
+    spawner = launch_plan.spawn_command("single_auv", overrides)
+    assert spawner[4:] == sets
+    spawned, _ = launch_plan.scenario_from_cli(parser.parse_args(spawner[1:]))
+    assert [v.name for v in spawned.vessels] == ["auv7"]
+
+
 def test_spawner_gets_only_the_overrides_that_change_spawn_items():
     command = launch_plan.spawn_command(
         "/x/s.yaml",

@@ -177,16 +177,19 @@ def controller_spec(controller: ControllerPlan) -> NodeSpec:
 
 
 SPAWN_SECTIONS = ("vessels", "generators", "world")  # the sections whose overrides change the spawn items
+CHECKED_WITH_VESSELS = ("controllers",)  # validated against the vessels: a renamed vessel's controller follows
 
 
 def spawn_command(scenario_path: str | Path, overrides: dict[str, Any]) -> list[str]:
     """The spawner process: `lotusim spawn --scenario FILE [--set key=value ...]`, with the overrides that change
     the spawn items (vessels, generators, world origin; not sensor rates, physics or environment, which only the
-    nodes use) and the number of workers (the spawner waits for each of them)."""
+    nodes use), the controllers' (the spawner's scenario must validate as lotusim run's did) and the number of
+    workers (the spawner waits for each of them)."""
     command = ["lotusim", "spawn", "--scenario", str(scenario_path)]
     for key, value in overrides.items():
-        spawn_item = key.split(".")[0] in SPAWN_SECTIONS and ".sensors." not in f"{key}."
-        if spawn_item or key == "physics.workers":  # the spawner waits for every worker of the scenario
+        section = key.split(".")[0]
+        spawn_item = section in SPAWN_SECTIONS and ".sensors." not in f"{key}."
+        if spawn_item or section in CHECKED_WITH_VESSELS or key == "physics.workers":
             command += ["--set", f"{key}={_flow(value)}"]
     return command
 
