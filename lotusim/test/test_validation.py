@@ -122,6 +122,23 @@ def test_sequence_and_vector():
     assert error_of(lambda: V.vector(None, "p", 3)).reason == "missing (expected a list of 3 finite numbers)"
 
 
+def test_list_of_and_mapping_of_read_every_item_with_its_path():
+    def positive(value, key):
+        return V.positive(value, key)
+
+    assert V.list_of([1, 2.5], "rates_hz", positive) == [1.0, 2.5] and V.list_of(None, "rates_hz", positive) == []
+    assert error_of(lambda: V.list_of([1, -2], "rates_hz", positive)).key == "rates_hz[1]"
+    assert error_of(lambda: V.list_of({"a": 1}, "rates_hz", positive)).key == "rates_hz"
+    beacons = {"b1": [0, 0, -10], 7: [1, 2, 3]}
+    assert V.mapping_of(beacons, "sensors.acoustic_beacons", lambda v, k: V.vector(v, k, 3)) == {
+        "b1": (0.0, 0.0, -10.0),
+        "7": (1.0, 2.0, 3.0),
+    }
+    e = error_of(lambda: V.mapping_of({"b1": [0, 0]}, "sensors.acoustic_beacons", lambda v, k: V.vector(v, k, 3)))
+    assert e.key == "sensors.acoustic_beacons.b1"
+    assert V.mapping_of(None, "m", positive) == {}
+
+
 def test_getters_default_missing_and_path():
     raw = {"step_s": 0.01, "mode": None, "workers": 2, "name": "auv", "tf": False}
     assert V.get_number(raw, "step_s", "physics", 0.02) == 0.01

@@ -460,28 +460,30 @@ def _curve(v: _Validator, raw: Any, key: str) -> dict[str, float]:
 
 
 def _fins(v: _Validator, raw: Any) -> tuple[FinSpec, ...]:
-    out = []
-    for i, item in enumerate(v.sequence(raw, "fins")):
-        key = f"fins[{i}]"
-        v.mapping(item, key, (), required=FIN_REQUIRED, none_ok=False)
-        kw: dict[str, Any] = {
-            "name": v.stripped(item["name"], f"{key}.name"),
-            "position_frd_m": v.array(item["position_frd_m"], f"{key}.position_frd_m", 3),
-            "roll_angle_rad": v.number(item["roll_angle_rad"], f"{key}.roll_angle_rad"),
-            "post_stall_slope_per_rad": v.number(item["post_stall_slope_per_rad"], f"{key}.post_stall_slope_per_rad"),
-            "cd0": v.nonnegative(item["cd0"], f"{key}.cd0"),
-            "induced_drag_factor": v.nonnegative(item["induced_drag_factor"], f"{key}.induced_drag_factor"),
-        }
-        for k in ("area_m2", "lift_slope_per_rad", "max_angle_rad", "time_constant_s", "rate_limit_rad_s"):
-            kw[k] = v.positive(item[k], f"{key}.{k}")
-        kw["stall_angle_rad"] = v.positive(item["stall_angle_rad"], f"{key}.stall_angle_rad")
-        for k in ("stall_angle_rad", "max_angle_rad"):
-            if kw[k] >= math.pi / 2:
-                raise v.fail(f"{key}.{k}", f"expected an angle below pi/2 rad, found {kw[k]}")
-        _fin_placement(v, kw["position_frd_m"], kw["roll_angle_rad"], key)
-        out.append(FinSpec(**kw))
+    out = v.list_of(raw, "fins", lambda item, key: _fin(v, item, key))
     v.unique_names(out, "fins")
     return tuple(out)
+
+
+def _fin(v: _Validator, item: Any, key: str) -> FinSpec:
+    """One control fin (`fins[i]`): geometry, lift and stall (rad), servo dynamics."""
+    v.mapping(item, key, (), required=FIN_REQUIRED, none_ok=False)
+    kw: dict[str, Any] = {
+        "name": v.stripped(item["name"], f"{key}.name"),
+        "position_frd_m": v.array(item["position_frd_m"], f"{key}.position_frd_m", 3),
+        "roll_angle_rad": v.number(item["roll_angle_rad"], f"{key}.roll_angle_rad"),
+        "post_stall_slope_per_rad": v.number(item["post_stall_slope_per_rad"], f"{key}.post_stall_slope_per_rad"),
+        "cd0": v.nonnegative(item["cd0"], f"{key}.cd0"),
+        "induced_drag_factor": v.nonnegative(item["induced_drag_factor"], f"{key}.induced_drag_factor"),
+    }
+    for k in ("area_m2", "lift_slope_per_rad", "max_angle_rad", "time_constant_s", "rate_limit_rad_s"):
+        kw[k] = v.positive(item[k], f"{key}.{k}")
+    kw["stall_angle_rad"] = v.positive(item["stall_angle_rad"], f"{key}.stall_angle_rad")
+    for k in ("stall_angle_rad", "max_angle_rad"):
+        if kw[k] >= math.pi / 2:
+            raise v.fail(f"{key}.{k}", f"expected an angle below pi/2 rad, found {kw[k]}")
+    _fin_placement(v, kw["position_frd_m"], kw["roll_angle_rad"], key)
+    return FinSpec(**kw)
 
 
 def _fin_placement(v: _Validator, pos: np.ndarray, roll: float, key: str) -> None:
@@ -502,9 +504,7 @@ def _sources(v: _Validator, data: Mapping[str, Any]) -> dict[str, str]:
     raw = data["sources"]
     if not isinstance(raw, dict) or not raw:
         raise v.fail("sources", "expected a non-empty mapping key -> citation")
-    sources: dict[str, str] = {}
-    for k, text in raw.items():
-        sources[str(k)] = v.stripped(text, f"sources.{k}")
+    sources = v.mapping_of(raw, "sources", v.stripped)
     for k in CITED_KEYS:
         present = k in data and not (k in ("thrusters", "fins") and not data[k])
         if present and k not in sources:

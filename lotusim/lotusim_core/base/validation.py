@@ -17,11 +17,12 @@ configuration). Unknown keys are errors: a typo must not fall back to a default 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
+T = TypeVar("T")
 SHOWN_CHARS = 200  # longest repr of a value quoted in an error message (a whole fleet list is not)
 NUMBER_TYPES = (int, float, np.integer, np.floating)
 
@@ -182,6 +183,14 @@ class Validator:
         if not isinstance(value, list):
             raise self.fail(key, f"expected a list, got {type(value).__name__} {show(value)}")
         return value
+
+    def list_of(self, value: Any, key: str, read: Callable[[Any, str], T]) -> list[T]:
+        """A list (None is []) whose items are each read by `read(item, item_key)`, item_key = key[i]."""
+        return [read(item, join_key(key, i)) for i, item in enumerate(self.sequence(value, key))]
+
+    def mapping_of(self, value: Any, key: str, read: Callable[[Any, str], T]) -> dict[str, T]:
+        """A mapping (None is {}) whose values are each read by `read(value, key.name)`; names as strings."""
+        return {str(name): read(item, join_key(key, str(name))) for name, item in self.mapping(value, key).items()}
 
     def vector(self, value: Any, key: str, size: int) -> tuple[float, ...]:
         """A list of `size` finite numbers, as floats."""

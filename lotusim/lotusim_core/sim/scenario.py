@@ -584,9 +584,7 @@ class _Validator(Validator):
             parse_suite(defaults, f"{key}.defaults")  # every kind and parameter must exist
         except ValueError as exc:
             raise self._suite_error(exc, f"{key}.defaults") from None
-        beacons = {}
-        for name, xyz in self.mapping(raw.get("acoustic_beacons"), f"{key}.acoustic_beacons").items():
-            beacons[str(name)] = list(self.vector(xyz, f"{key}.acoustic_beacons.{name}", 3))
+        beacons = self.mapping_of(raw.get("acoustic_beacons"), f"{key}.acoustic_beacons", self._position)
         return SensorSettings(
             defaults=copy.deepcopy(defaults),
             magnetic_declination_deg=self.get_number(
@@ -599,6 +597,10 @@ class _Validator(Validator):
             sound_speed_mps=self.get_number(raw, "sound_speed_mps", key, d.sound_speed_mps, low=0.0, strict_low=True),
             acoustic_beacons=beacons,
         )
+
+    def _position(self, raw: Any, key: str) -> list[float]:
+        """[x, y, z] (m, `map` ENU)."""
+        return list(self.vector(raw, key, 3))
 
     def _suite_error(self, exc: Exception, prefix: str) -> ScenarioError:
         text = str(exc)
