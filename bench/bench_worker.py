@@ -36,7 +36,7 @@ def worker_with(vessels: int, model: str, context) -> DynamicsWorker:
     results = worker._on_command(request, WorkerCommand.Response()).results
     if not all(r.ok for r in results):
         raise RuntimeError(f"bench worker: creates failed: {sorted({r.reason for r in results if not r.ok})}")
-    while worker._pending_endpoints:  # every vessel's topics, as in a settled run
+    while worker.endpoint_queue.pending:  # every vessel's topics, as in a settled run
         worker._create_pending_endpoints(budget_s=1.0)
     return worker
 

@@ -90,19 +90,16 @@ class FleetOutputs:
 
     def after_steps(self, first: int, k: int) -> None:
         """After steps `first` + 1 .. `first` + k (the worker's iteration is now first + k): one /clock per step,
-        then the fleet state and the odometry due (the steps before the last have none due: Pacer.run)."""
+        then the fleet state and the odometry due after the last (none is due before it: Pacer.run)."""
+        worker = self.worker
         if self._send_clock is not None:
-            send, clock_bytes, step_ns = self._send_clock, self._clock_bytes, self.worker.step_ns
+            send, clock_bytes, step_ns = self._send_clock, self._clock_bytes, worker.step_ns
             for it in range(first + 1, first + k + 1):
                 send(clock_bytes(*divmod(it * step_ns, 1_000_000_000)))
-        self.publish_due()
-
-    def publish_due(self) -> None:
-        """The fleet state and the odometry due after the step that made the worker's iteration."""
-        publish_state, groups, _ = self.worker.plan.at(self.worker.iteration)
+        publish_state, groups, _ = worker.plan.at(worker.iteration)
         if not (publish_state or groups):
             return
-        stamp = stamp_of(self.worker.sim_time_ns)
+        stamp = divmod(worker.iteration * worker.step_ns, 1_000_000_000)  # (sec, nanosec): output_layout.stamp_of
         if publish_state:
             self.publish_state(stamp)
         if groups:

@@ -231,7 +231,7 @@ class FleetWorker:
         """The smallest k >= 1 such that after k steps the fleet state or some odometry is due, or the
         environment must be sampled again (at most MAX_CHUNK_STEPS when nothing is due)."""
         k = self.plan.at(self.iteration).steps_to_next
-        if self.environment.active and self.fleet.names:
+        if self.environment.config_yaml and self.fleet.names:  # applied (.active, read directly: once per batch)
             k = min(k, self.environment.steps_to_next_sample(self.sim_time_ns, self.step_ns))
         return max(1, k)
 
@@ -240,7 +240,7 @@ class FleetWorker:
         (lotusim_physics.fleet.FaultReport: the vessels frozen, whose entries keep the report)."""
         t_ns = self.sim_time_ns
         env = self.environment
-        if env.active:
+        if env.config_yaml:  # applied (.active, read directly: once per batch)
             if env.sample(t_ns, self.fleet):
                 self.extras_version += 1
             faults = self.fleet.step(t_ns * 1e-9, current_ned=env.current, wind_ned=env.wind, steps=k)
