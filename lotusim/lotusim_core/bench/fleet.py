@@ -97,12 +97,11 @@ def measure(
 ) -> FleetBenchRow:
     """Run one fleet size and return its measured row (`tf`: the worker publishes /tf, its default)."""
     import rclpy
-    from rclpy.action import ActionClient
 
-    from lotusim_core.ros import reliable_calls
+    from lotusim_core.ros import spin
+    from lotusim_core.ros.fleet_client import FleetClient
     from lotusim_core.ros.node_runner import make_executor
-    from lotusim_interfaces.action import FleetCommand
-    from lotusim_interfaces.msg import FleetCommandItem, FleetState, SimStats, VesselDescription
+    from lotusim_interfaces.msg import FleetState, SimStats, VesselDescription
 
     # realtime: the fleet state after every step; fast: at 10 Hz of sim time (both: odometry at 10 Hz)
     state_rate_hz = 0.0 if mode in ("realtime", "scaled") else 10.0
@@ -146,30 +145,30 @@ def measure(
         lambda m: states.append((time.monotonic(), m.header.stamp.sec + m.header.stamp.nanosec * 1e-9)),
         10,
     )
-    client = ActionClient(node, FleetCommand, "/lotusim/fleet_command")
+
+    def failure(what: str) -> RuntimeError:
+        """The error of a failed run, with the nodes' state and last output (their logs are kept)."""
+        return RuntimeError(
+            f"bench fleet: {what} (worker/mas_server running: {worker.poll() is None}/{mas.poll() is None}); "
+            f"their last output ({logs}):\n{_tail(worker_log)}\n{_tail(mas_log)}"
+        )
+
+    def check() -> None:
+        if worker.poll() is not None or mas.poll() is not None:
+            raise failure("a node exited")
 
     def spin_until(predicate, timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            if time.monotonic() > deadline or worker.poll() is not None or mas.poll() is not None:
-                raise RuntimeError(
-                    f"bench fleet: {what} did not happen (worker/mas_server running: "
-                    f"{worker.poll() is None}/{mas.poll() is None}); their last output ({logs}):\n"
-                    f"{_tail(worker_log)}\n{_tail(mas_log)}"
-                )
-            executor.spin_once(timeout_sec=0.05)
+        try:
+            spin.spin_until(executor, predicate, timeout_s, what, check=check)
+        except TimeoutError:
+            raise failure(f"{what} did not happen") from None
 
-    def spin_once(timeout_s: float) -> None:
-        if worker.poll() is not None or mas.poll() is not None:
-            spin_until(lambda: False, 0.0, "the spawn")  # raises with the nodes' output
-        executor.spin_once(timeout_sec=timeout_s)
-
+    fleet = FleetClient(node, executor, check=check)
     try:
-        spin_until(client.server_is_ready, 60.0, "the fleet_command action server appearing")
-        settle = time.monotonic() + 1.0  # let the server match our response readers (DDS discovery race)
-        spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
+        spin_until(fleet.server_is_ready, 60.0, "the fleet_command action server appearing")
+        fleet.spin_for(1.0)  # let the server match our response readers (DDS discovery race)
         spin_until(lambda: bool(stats), 30.0, "the worker's first stats")
-        items = []
+        fleet_vessels = []
         for k in range(vessels):
             vessel = VesselDescription(name=f"{model}_{k:05d}", model=model, pose_frame=VesselDescription.POSE_ENU)
             vessel.pose.position.x, vessel.pose.position.y, vessel.pose.position.z = (
@@ -177,30 +176,26 @@ def measure(
                 float(5 * (k // 100)),
                 -20.0,
             )
-            items.append(FleetCommandItem(command=FleetCommandItem.CREATE, vessel=vessel))
+            fleet_vessels.append(vessel)
         for _attempt in range(20):  # the mas_server finds the worker from its stats (about 1 s after start)
             start = time.monotonic()
-            handle = reliable_calls.send_goal(client, FleetCommand.Goal(items=items), spin_once)
-            outcome = reliable_calls.goal_result(handle, spin_once, 300.0).result
+            outcome = fleet.create(fleet_vessels, timeout_s=300.0)
             spawn_s = time.monotonic() - start
             if outcome.succeeded == vessels or outcome.results[0].code != outcome.results[0].NO_WORKER:
                 break
-            end = time.monotonic() + 0.5
-            spin_until(lambda end=end: time.monotonic() > end, 5.0, "waiting for the worker")
+            fleet.spin_for(0.5)  # waiting for the worker
         if outcome.succeeded != vessels:
             reasons = sorted({r.reason for r in outcome.results if not r.ok})
             raise RuntimeError(f"bench fleet: only {outcome.succeeded} of {vessels} vessels spawned: {reasons}")
         # the vessels' topics are created in the background, in creation order: the last vessel's odometry
         # publisher means all are there (the window must not measure their creation)
-        last_odom = f"/{items[-1].vessel.name}/odom"
+        last_odom = f"/{fleet_vessels[-1].name}/odom"
         spin_until(lambda: node.count_publishers(last_odom) > 0, 120.0, f"{last_odom} appearing")
-        end = time.monotonic() + 2.0  # settle
-        spin_until(lambda: time.monotonic() > end, 10.0, "settling")
+        fleet.spin_for(2.0)  # settle
         stats.clear()
         states.clear()
         cpu0, wall0 = _cpu_seconds(worker.pid), time.monotonic()
-        end = wall0 + window_s
-        spin_until(lambda: time.monotonic() > end, window_s + 10.0, "the measurement window")
+        fleet.spin_for(window_s)  # the measurement window
         cpu = (_cpu_seconds(worker.pid) - cpu0) / (time.monotonic() - wall0)
     finally:
         executor.shutdown()

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
     """Exit code 0 on success, 1 if the server refused (its one-line reason on stderr), 2 for a usage error."""
-    from lotusim_core.cli.fleet import _Client
+    from lotusim_core.cli.fleet import session
     from lotusim_interfaces.srv import Checkpoint
 
     if args.operation != "list":
@@ -34,14 +34,12 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     operation = {"save": Checkpoint.Request.SAVE, "restore": Checkpoint.Request.RESTORE}.get(
         args.operation, Checkpoint.Request.LIST
     )
-    client = _Client()
     try:
-        reply = _call(client, Checkpoint, Checkpoint.Request(operation=operation, path=args.name))
+        with session() as client:  # re-sent if its answer is lost (saving or restoring twice is harmless)
+            reply = client.checkpoint(operation, args.name, answer_s=ANSWER_S, attempts=2)
     except TimeoutError as exc:
         print(f"lotusim: checkpoint {args.operation} failed: {exc}", file=sys.stderr)
         return 1
-    finally:
-        client.close()
     if not reply.success:
         print(f"lotusim: checkpoint {args.operation} failed: {reply.message}", file=sys.stderr)
         return 1
@@ -52,12 +50,3 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     done = "saved" if args.operation == "save" else "restored"
     print(f"checkpoint {args.name} {done}: sim time {t:.3f} s, {reply.vessel_count} vessels")
     return 0
-
-
-def _call(client, srv_type, request):
-    """One call of /lotusim/checkpoint, re-sent if its answer is lost (saving or restoring twice is harmless)."""
-    from lotusim_core.ros import reliable_calls
-
-    service = client.node.create_client(srv_type, "/lotusim/checkpoint")
-    client.wait(service.service_is_ready, 30.0, "/lotusim/checkpoint")
-    return reliable_calls.call_read_only(service, request, client.spin_once, answer_s=ANSWER_S, attempts=2)

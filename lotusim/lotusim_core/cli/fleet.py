@@ -1,5 +1,6 @@
 """`lotusim spawn`, `lotusim delete`, `lotusim move`, `lotusim list`: thin clients of the MAS server
-(the FleetCommand action, /lotusim/list_vessels and /lotusim/list_models) for a running simulation."""
+(the FleetCommand action, /lotusim/list_vessels and /lotusim/list_models) for a running simulation, through
+lotusim_core.ros.fleet_client."""
 
 from __future__ import annotations
 
@@ -7,8 +8,14 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from lotusim_core.sim.fleet_registry import heading_to_q_enu_flu
+
+if TYPE_CHECKING:
+    from lotusim_core.ros.fleet_client import FleetClient
 
 WORKER_WAIT_S = 300.0  # default wall-time limit for the workers of a scenario to report (cold start: 20 s to minutes)
 PROGRESS_EVERY_S = 5.0  # wall seconds between two "still waiting" lines
@@ -84,105 +91,77 @@ def _description(args: argparse.Namespace, name: str, model: str = ""):
     return vessel
 
 
-class _Client:
-    """A short-lived node that talks to the MAS server."""
+NO_ANSWER_HINT = "is `lotusim run` running, same ROS_DOMAIN_ID?"
 
-    def __init__(self) -> None:
-        import rclpy
 
-        from lotusim_core.ros.node_runner import make_executor
+@contextmanager
+def session() -> Iterator[FleetClient]:
+    """A short-lived node with a FleetClient of the MAS server (lotusim_core.ros.fleet_client), shut down after."""
+    import rclpy
 
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("lotusim_cli", context=self.context)
-        self.executor = make_executor(self.context)
-        self.executor.add_node(self.node)
+    from lotusim_core.ros.fleet_client import FleetClient
+    from lotusim_core.ros.node_runner import make_executor
 
-    def wait(self, future_or_predicate, timeout_s: float, what: str):
-        done = future_or_predicate if callable(future_or_predicate) else future_or_predicate.done
-        deadline = time.monotonic() + timeout_s
-        while not done():
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"{what}: no answer within {timeout_s:.0f} s (is `lotusim run` running, same ROS_DOMAIN_ID?)"
-                )
-            self.executor.spin_once(timeout_sec=0.05)
-        return None if callable(future_or_predicate) else future_or_predicate.result()
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("lotusim_cli", context=context)
+    executor = make_executor(context)
+    executor.add_node(node)
+    try:
+        yield FleetClient(node, executor, hint=NO_ANSWER_HINT)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        context.try_shutdown()
 
-    def wait_for_workers(self, workers: list[str], limit_s: float) -> None:
-        """Wait until every worker in `workers` has reported on /lotusim/stats and the MAS server's action is up,
-        printing progress every PROGRESS_EVERY_S; TimeoutError naming the missing ones after limit_s (wall)."""
-        from rclpy.action import ActionClient
 
-        from lotusim_interfaces.action import FleetCommand
-        from lotusim_interfaces.msg import SimStats
+def wait_for_workers(client: FleetClient, workers: list[str], limit_s: float) -> None:
+    """Wait until every worker in `workers` has reported on /lotusim/stats and the MAS server's action is up,
+    printing progress every PROGRESS_EVERY_S; TimeoutError naming the missing ones after limit_s (wall)."""
+    from lotusim_core.ros.spin import spin_until
+    from lotusim_interfaces.msg import SimStats
 
-        seen: set[str] = set()
-        self.node.create_subscription(SimStats, "/lotusim/stats", lambda m: seen.add(m.worker), 10)
-        server = ActionClient(self.node, FleetCommand, "/lotusim/fleet_command")
-        start = time.monotonic()
-        next_note = start + PROGRESS_EVERY_S
-        while not (seen.issuperset(workers) and server.server_is_ready()):
-            waited = time.monotonic() - start
-            missing = [w for w in workers if w not in seen] or ["the MAS server (/lotusim/fleet_command)"]
-            if waited > limit_s:
-                raise TimeoutError(
-                    f"spawn: {', '.join(missing)} did not report within {limit_s:.0f} s (--worker-wait-s; are the "
-                    "simulation's nodes running, with the same ROS_DOMAIN_ID?)"
-                )
-            if time.monotonic() >= next_note:
-                next_note += PROGRESS_EVERY_S
-                print(
-                    f"lotusim spawn: waiting for {', '.join(missing)}: {len(seen & set(workers))} of {len(workers)} "
-                    f"worker(s) up after {waited:.0f} s (at most {limit_s:.0f} s; a cold start compiles the "
-                    "physics kernels)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            self.executor.spin_once(timeout_sec=0.05)
-        server.destroy()
-        print(f"lotusim spawn: {len(workers)} worker(s) up after {time.monotonic() - start:.1f} s", file=sys.stderr)
+    seen: set[str] = set()
+    client.node.create_subscription(SimStats, "/lotusim/stats", lambda m: seen.add(m.worker), 10)
+    start = time.monotonic()
+    next_note = [start + PROGRESS_EVERY_S]
 
-    def spin_once(self, timeout_s: float) -> None:
-        self.executor.spin_once(timeout_sec=timeout_s)
+    def missing() -> list[str]:
+        return [w for w in workers if w not in seen] or ["the MAS server (/lotusim/fleet_command)"]
 
-    def command(self, items, timeout_s: float = 120.0):
-        from rclpy.action import ActionClient
+    def progress() -> None:
+        if time.monotonic() >= next_note[0]:
+            next_note[0] += PROGRESS_EVERY_S
+            print(
+                f"lotusim spawn: waiting for {', '.join(missing())}: {len(seen & set(workers))} of {len(workers)} "
+                f"worker(s) up after {time.monotonic() - start:.0f} s (at most {limit_s:.0f} s; a cold start "
+                "compiles the physics kernels)",
+                file=sys.stderr,
+                flush=True,
+            )
 
-        from lotusim_core.ros import reliable_calls
-        from lotusim_interfaces.action import FleetCommand
+    spin_until(
+        client.executor,
+        lambda: seen.issuperset(workers) and client.server_is_ready(),
+        limit_s,
+        lambda: f"spawn: {', '.join(missing())} did not report",
+        hint="--worker-wait-s; are the simulation's nodes running, with the same ROS_DOMAIN_ID?",
+        check=progress,
+    )
+    print(f"lotusim spawn: {len(workers)} worker(s) up after {time.monotonic() - start:.1f} s", file=sys.stderr)
 
-        client = ActionClient(self.node, FleetCommand, "/lotusim/fleet_command")
-        self.wait(client.server_is_ready, 30.0, "the MAS server (/lotusim/fleet_command)")
-        # the client sees the server before the server has matched our response readers (a DDS discovery race):
-        # a goal sent at once is likely to have its answer lost (and asked for again 5 s later)
-        settle = time.monotonic() + 1.0
-        self.wait(lambda: time.monotonic() > settle, 5.0, "discovery")
 
-        def progress(fb) -> None:
-            f = fb.feedback
-            print(f"\r{f.done}/{f.total} items, {f.failed} failed", end="", file=sys.stderr, flush=True)
+def _command(client: FleetClient, items) -> int:
+    """Send the items as one goal, print the progress on stderr and the results; exit code 0 if none failed."""
 
-        # an answer lost to discovery is asked for again (reliable_calls: the goal still runs once)
-        handle = reliable_calls.send_goal(
-            client, FleetCommand.Goal(items=items), self.spin_once, feedback_callback=progress
-        )
-        result = reliable_calls.goal_result(handle, self.spin_once, timeout_s).result
-        print("", file=sys.stderr)
-        return result
+    def progress(fb) -> None:
+        f = fb.feedback
+        print(f"\r{f.done}/{f.total} items, {f.failed} failed", end="", file=sys.stderr, flush=True)
 
-    def call(self, srv_type, name: str, request, timeout_s: float = 30.0):
-        """A read-only service call (listings), re-sent if its answer is lost."""
-        from lotusim_core.ros import reliable_calls
-
-        client = self.node.create_client(srv_type, name)
-        self.wait(client.service_is_ready, timeout_s, name)
-        return reliable_calls.call_read_only(client, request, self.spin_once)
-
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
+    client.wait_for_server(30.0)
+    result = client.command(items, timeout_s=120.0, feedback=progress)
+    print("", file=sys.stderr)
+    return _print_results(result)
 
 
 def _print_results(result) -> int:
@@ -193,13 +172,8 @@ def _print_results(result) -> int:
     return 0 if result.failed == 0 else 1
 
 
-def _items_of(command: int, vessels):
-    from lotusim_interfaces.msg import FleetCommandItem
-
-    return [FleetCommandItem(command=command, vessel=v) for v in vessels]
-
-
 def cmd_spawn(args: argparse.Namespace) -> int:
+    from lotusim_core.ros.fleet_client import fleet_items
     from lotusim_interfaces.msg import FleetCommandItem
 
     if args.scenario:
@@ -214,61 +188,47 @@ def cmd_spawn(args: argparse.Namespace) -> int:
             raise ValueError("spawn: give NAME MODEL (or --scenario FILE); `lotusim list --models` lists models")
         vessel = _description(args, args.name, args.model)
         vessel.overrides_yaml, vessel.worker = args.overrides, args.worker
-        items = _items_of(FleetCommandItem.CREATE, [vessel])
+        items = fleet_items(FleetCommandItem.CREATE, [vessel])
         workers = []
-    client = _Client()
-    try:
+    with session() as client:
         if workers:
-            client.wait_for_workers(workers, args.worker_wait_s)
-        return _print_results(client.command(items))
-    finally:
-        client.close()
+            wait_for_workers(client, workers, args.worker_wait_s)
+        return _command(client, items)
 
 
 def cmd_move(args: argparse.Namespace) -> int:
+    from lotusim_core.ros.fleet_client import fleet_items
     from lotusim_interfaces.msg import FleetCommandItem
 
-    client = _Client()
-    try:
-        return _print_results(client.command(_items_of(FleetCommandItem.MOVE, [_description(args, args.name)])))
-    finally:
-        client.close()
+    with session() as client:
+        return _command(client, fleet_items(FleetCommandItem.MOVE, [_description(args, args.name)]))
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    from lotusim_core.ros.fleet_client import fleet_items
     from lotusim_interfaces.msg import FleetCommandItem, VesselDescription
 
-    client = _Client()
-    try:
-        vessels = [VesselDescription(name=n) for n in args.names]
-        return _print_results(client.command(_items_of(FleetCommandItem.DELETE, vessels)))
-    finally:
-        client.close()
+    with session() as client:
+        return _command(client, fleet_items(FleetCommandItem.DELETE, [VesselDescription(name=n) for n in args.names]))
 
 
 STATUS_NAMES = {0: "ok", 1: "frozen", 2: "worker_down", 3: "lost"}  # VesselInfo.STATUS_*
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from lotusim_interfaces.srv import ListModels, ListVessels
-
-    client = _Client()
-    try:
+    with session() as client:
         if args.models:
-            reply = client.call(ListModels, "/lotusim/list_models", ListModels.Request())
-            for name, domain, description in zip(reply.models, reply.domains, reply.descriptions, strict=True):
+            for name, domain, description in client.list_models():
                 print(f"{name:<16} {domain:<11} {description}")
             return 0
-        reply = client.call(ListVessels, "/lotusim/list_vessels", ListVessels.Request(worker=args.worker))
+        vessels = client.list_vessels(args.worker)
         print(f"{'name':<24} {'model':<16} {'worker':<10} {'x':>10} {'y':>10} {'z':>8} {'yaw':>7}  status")
-        for v in reply.vessels:
+        for v in vessels:
             p, o = v.pose.position, v.pose.orientation
             yaw = math.degrees(math.atan2(2 * (o.w * o.z + o.x * o.y), 1 - 2 * (o.y**2 + o.z**2)))
             status = STATUS_NAMES.get(v.status, str(v.status)) + (f" ({v.status_reason})" if v.status_reason else "")
             print(
                 f"{v.name:<24} {v.model:<16} {v.worker:<10} {p.x:>10.2f} {p.y:>10.2f} {p.z:>8.2f} {yaw:>7.1f}  {status}"
             )
-        print(f"{len(reply.vessels)} vessels")
+        print(f"{len(vessels)} vessels")
         return 0
-    finally:
-        client.close()

@@ -138,14 +138,14 @@ def run_scenario(
     (lotusim_core.sim.hil.HilPlan): its plan and remapping rules instead of the scenario's plan. watch_rtf > 0: watch
     the controllers' status and report against this target RTF (lotusim_core.cli.demo)."""
     import rclpy
-    from rclpy.action import ActionClient
     from rclpy.serialization import deserialize_message
 
+    from lotusim_core.ros import spin
+    from lotusim_core.ros.fleet_client import FleetClient
     from lotusim_core.ros.node_runner import STOP, install_stop_signals, make_executor
     from lotusim_core.sim import launch_plan, run_clock
     from lotusim_core.sim.process_launcher import ProcessLauncher
     from lotusim_core.sim.trajectories import TrajectoryLog
-    from lotusim_interfaces.action import FleetCommand
     from lotusim_interfaces.msg import FleetState, SimStats
 
     plan = scenario.plan() if hil_plan is None else hil_plan.plan
@@ -216,26 +216,15 @@ def run_scenario(
             if STOP.is_set():
                 raise KeyboardInterrupt
 
-        def spin_once(timeout_s: float) -> None:
-            check()
-            executor.spin_once(timeout_sec=timeout_s)
+        def spin_until(predicate, timeout_s: float, what: str) -> None:  # `what`: what did not happen
+            spin.spin_until(executor, predicate, timeout_s, f"lotusim run: {what}", check=check)
 
-        def spin_until(predicate, timeout_s: float, what: str) -> None:
-            deadline = time.monotonic() + timeout_s
-            while not predicate():
-                check()
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"lotusim run: {what} within {timeout_s:.0f} s")
-                executor.spin_once(timeout_sec=0.05)
-
+        fleet = FleetClient(node, executor, check=check)
         try:
-            client = ActionClient(node, FleetCommand, "/lotusim/fleet_command")
-            spin_until(client.server_is_ready, 60.0, "the MAS server did not come up")
-            settle = time.monotonic() + 1.0  # let the server match our response readers (DDS discovery race)
-            spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
+            fleet.wait_for_server(60.0, what="lotusim run: the MAS server did not come up")
             spin_until(lambda: len(stats) >= len(workers), 60.0, "the dynamics workers did not report")
             clock.wait_ready(60.0, spin_until, stats)
-            result = _spawn(client, plan.spawn_items(), spin_once)
+            result = _spawn(fleet, plan.spawn_items())
             summary["spawned"], summary["spawn_failed"] = result.succeeded, result.failed
             for r in result.results:
                 if not r.ok:
@@ -269,11 +258,11 @@ def run_scenario(
                         f"{len(stats)} worker(s)"
                     )
             if recorder is not None:  # the last outputs (and the sensors derived from them) still on their way
-                give_up = time.monotonic() + run_clock.PACED_WAIT_S
-                while time.monotonic() < give_up and not (
-                    clock.caught_up() and time.monotonic() > recorder.last_message_wall + 0.3
-                ):
-                    spin_once(0.05)
+                spin.wait_for(
+                    fleet.spin_once,
+                    lambda: clock.caught_up() and time.monotonic() > recorder.last_message_wall + 0.3,
+                    run_clock.PACED_WAIT_S,
+                )
             summary["ok"] = True
         except KeyboardInterrupt:
             summary["ok"] = True
@@ -323,18 +312,16 @@ def _print_remappings(hil_plan) -> None:
         print(f"lotusim: not started (the stack drives): {', '.join(hil_plan.dropped_controllers)}", flush=True)
 
 
-def _spawn(client, items, spin_once):
-    from lotusim_core.ros import reliable_calls
-    from lotusim_interfaces.action import FleetCommand
+def _spawn(fleet, items):
+    """Create the scenario's vessels in one goal, printing the progress; returns the FleetCommand.Result."""
 
     def progress(fb) -> None:
         f = fb.feedback
         print(f"\rlotusim: spawning {f.done}/{f.total}", end="", flush=True)
 
-    handle = reliable_calls.send_goal(client, FleetCommand.Goal(items=items), spin_once, feedback_callback=progress)
-    result = reliable_calls.goal_result(handle, spin_once, 600.0)
+    result = fleet.command(items, timeout_s=600.0, feedback=progress)
     print("", flush=True)
-    return result.result
+    return result
 
 
 def _start_recorder(node, executor, path: str, plan, now_ns):
@@ -351,13 +338,17 @@ def _start_recorder(node, executor, path: str, plan, now_ns):
     # sim time is held: wait for the sensor node to set up the vessels' sensors (60 s at most), then for the
     # topics (created in the background) until none is new for 5 s (2 s was outlasted under load in CI: a
     # sensor topic reported as not recorded): the others are published by no node
+    from lotusim_core.ros.spin import wait_for
     from lotusim_core.sim.run_clock import sensors_set_up, vessels_with_sensors
 
     per_vessel = {t.split("/")[1] for t in topics if t.count("/") >= 2 and not t.endswith("/odom")}  # not the worker's
     sensing = vessels_with_sensors(plan) & per_vessel
-    deadline = time.monotonic() + 60.0
-    while sensing and not sensors_set_up(node, sensing) and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=0.1)
+    wait_for(
+        lambda t: executor.spin_once(timeout_sec=t),
+        lambda: not sensing or sensors_set_up(node, sensing),
+        60.0,
+        step_s=0.1,
+    )
     sure = [t for t in topics if t.endswith("/odom") or t in ("/lotusim/fleet_state", "/lotusim/stats")]  # workers
     found, missing = resolve_topic_types(node, executor, topics, timeout_s=120.0, quiet_s=5.0, required=sure)
     if missing:
