@@ -303,3 +303,23 @@ def test_the_spawner_is_told_how_many_workers_to_wait_for():
     """ros2 launch ... workers:=2: the spawner waits for both workers (it waited for one and spawned early)."""
     command = launch_plan.spawn_command("s.yaml", {"physics.workers": 2, "physics.step_s": 0.01})
     assert command[-2:] == ["--set", "physics.workers=2"] and "physics.step_s=0.01" not in " ".join(command)
+
+
+def test_a_number_in_exponent_notation_without_a_dot_is_a_number(tmp_path):
+    """`--set physics.step_s=1e-3` and `step_s: 1e-3` in a file: YAML 1.1 reads 1e-3 as a string, and lotusim run
+    refused it as "expected a number"; it is 0.001 (YAML 1.2), while a quoted '1e-3' stays text."""
+    from lotusim_core.base import safe_yaml
+    from lotusim_core.cli import build_parser
+
+    parser = build_parser()
+    scenario, overrides = launch_plan.scenario_from_cli(
+        parser.parse_args(["run", "single_auv", "--set", "physics.step_s=1e-3"])
+    )
+    assert scenario.physics.step_s == 0.001 and overrides == {"physics.step_s": 0.001}
+    from lotusim_core.base.paths import config_dir
+
+    text = (config_dir() / "scenarios" / "single_auv.yaml").read_text()
+    path = tmp_path / "exp.yaml"
+    path.write_text(re.sub(r"step_s: *[0-9.]+", "step_s: 2e-2", text, count=1))
+    assert load_scenario(str(path)).physics.step_s == 0.02
+    assert safe_yaml.load("a: '1e-3'\nb: 1e\nc: 10\nd: -4.5E-1") == {"a": "1e-3", "b": "1e", "c": 10, "d": -0.45}

@@ -10,10 +10,15 @@ down. So the document is first read as a stream of parser events (libyaml's pars
 recursion), counting the nesting depth and the number of nodes, aliases expanded (a "billion laughs" document
 of nested aliases counts what it expands to); a document over the bounds raises YAMLLimitError (a
 yaml.YAMLError) with the line, before anything is built.
+
+Numbers: YAML 1.1 (PyYAML's schema) reads `1e-3` as the *string* "1e-3" (its floats need a dot: `1.0e-3`), so a
+user's `step_s: 1e-3` was refused as "expected a number". Plain scalars in exponent notation without a dot are
+read as floats here, as YAML 1.2's core schema does; a quoted '1e-3' stays a string.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -22,7 +27,16 @@ MAX_DEPTH = 32  # nesting levels of mappings and sequences (the shipped files us
 MAX_NODES = 2_000_000  # scalars, mappings and sequences, aliases expanded
 MAX_CHARS = 64_000_000  # characters of a document
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, plus YAML 1.2's floats in exponent notation without a dot (1e-3, -2E+5)."""
+
+
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789."))
+_LOADER = _Loader
 _OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
