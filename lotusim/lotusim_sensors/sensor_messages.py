@@ -9,7 +9,7 @@ patched in place (lotusim_core.ros.cdr.RawMessage). Frames: a sensor's messages 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,18 @@ def modem_rx(m: ModemInFlight) -> AcousticMessage:
                          travel_time_s=m.travel_time_s)  # fmt: skip
     rx.header.stamp.sec, rx.header.stamp.nanosec = divmod(int(m.t_rx_ns), NS_PER_S)
     return rx
+
+
+def publish_arrivals(io: Io, slot_of: Mapping[str, int], present: np.ndarray, arrived: Iterable[ModemInFlight]) -> int:
+    """Publish the modem messages that `arrived` on their receivers' modem/rx (those still there with a modem:
+    `slot_of` vessel -> slot, `present` modem per slot); the number published."""
+    count = 0
+    for m in arrived:
+        slot = slot_of.get(m.receiver)
+        if slot is not None and present[slot]:
+            io[slot][0][0].publish(modem_rx(m))
+            count += 1
+    return count
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,9 @@ class SensorPublisher(Node):
                                       float(param("magnetic_inclination_deg", 60.0)),
                                       float(param("magnetic_intensity_nt", 50000.0)) * 1e-9)  # fmt: skip
         sound_speed = float(param("sound_speed_mps", acoustic.SOUND_SPEED_MPS))
-        self._env: Environment = build_environment(None)  # replaced by /lotusim/environment
+        # the environment, replaced by /lotusim/environment (and by tests, benchmarks): the samplers' site takes it
+        # at each fleet state
+        self._env: Environment = build_environment(None)
         self._site = Site(self._env, origin, field, sound_speed, parse_beacons(param("acoustic_beacons_yaml", "")))
         self._seed = self._seed_param if self._seed_param >= 0 else 0
         self._fleet, self._modem_queue = Roster(), ModemQueue()
@@ -121,12 +123,9 @@ class SensorPublisher(Node):
         for worker in self._listing.ask_again(LIST_RETRY_S):
             self.get_logger().info(f"no list_vessels answer from worker {worker} in {LIST_RETRY_S:.0f} s: asked again")
 
-    def _on_vessel_list(self, worker: str, future) -> None:
-        try:
-            vessels = future.result().vessels
-        except Exception as exc:  # noqa: BLE001 - a failed query must not stop the node
-            self.get_logger().warning(f"list_vessels failed ({exc}); vessels get their suite from their name")
-            vessels = []
+    def _on_vessel_list(self, worker: str, vessels: list, error: str) -> None:
+        if error:
+            self.get_logger().warning(f"list_vessels failed ({error}); vessels get their suite from their name")
         for name in self._sources.on_listing(worker, listing_of(vessels)):
             slot = self._slot_of.get(name)
             if slot is not None:
@@ -212,7 +211,8 @@ class SensorPublisher(Node):
                 text = f"{kind} sampling failed at t = {t_ns} ns, retried every sim second: {exc!r}"
                 self._warn_once(f"fail/{kind}/{type(exc).__name__}", text)
                 bank.next_due_ns[due] = t_ns + NS_PER_S  # retry in 1 s of sim time
-        self._deliver_modem(t_ns)
+        modem, arrived = self._banks["modem"], self._modem_queue.arrived(t_ns)
+        self.published += sensor_messages.publish_arrivals(self._io["modem"], self._slot_of, modem.present, arrived)
 
     # --- acoustic modem (lotusim_sensors.modem) ------------------------------------------------------------------
     def _on_modem_tx(self, source: str, msg: AcousticMessage) -> None:
@@ -220,14 +220,6 @@ class SensorPublisher(Node):
                                      self._seed, self._t_ns, self._site.sound_speed_mps)  # fmt: skip
         if why:
             self._warn_once(f"modem/{source}/{msg.destination}", why)
-
-    def _deliver_modem(self, t_ns: int) -> None:
-        modem, io = self._banks["modem"], self._io["modem"]
-        for m in self._modem_queue.arrived(t_ns):
-            slot = self._slot_of.get(m.receiver)
-            if slot is not None and modem.present[slot]:
-                io[slot][0][0].publish(sensor_messages.modem_rx(m))
-                self.published += 1
 
     # --- checkpoint / restore (lotusim_sensors.checkpoint) --------------------------------------------------------
     def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):

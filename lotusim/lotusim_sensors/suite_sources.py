@@ -127,10 +127,11 @@ class ListingRequests:
         self,
         make_client: Callable[[str], Any],
         make_request: Callable[[], Any],
-        on_answer: Callable[[str, Any], None],
+        on_answer: Callable[[str, list, str], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """make_client(worker) -> its list_vessels client; on_answer(worker, done future); clock: wall s."""
+        """make_client(worker) -> its list_vessels client; on_answer(worker, the reply's vessels, "" or why the request
+        failed (then no vessels)); clock: wall s."""
         self._make_client, self._make_request, self._on_answer, self._clock = (
             make_client,
             make_request,
@@ -162,7 +163,11 @@ class ListingRequests:
 
     def _answered(self, worker: str, future: Any) -> None:
         self.inflight.pop(worker, None)  # (a request given up on never answers: its future was removed)
-        self._on_answer(worker, future)
+        try:
+            vessels, error = future.result().vessels, ""
+        except Exception as exc:  # noqa: BLE001 - a failed query must not stop the node
+            vessels, error = [], str(exc)
+        self._on_answer(worker, vessels, error)
 
     def ask_again(self, retry_s: float) -> list[str]:
         """Send again the requests unanswered for more than retry_s (clock s); the workers asked again."""

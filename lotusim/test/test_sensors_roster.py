@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -157,6 +159,12 @@ class FakeFuture:
     def __init__(self) -> None:
         self.callbacks: list = []
         self.finished = False
+        self.reply = None  # None: the request failed
+
+    def result(self):
+        if self.reply is None:
+            raise RuntimeError("service call failed")
+        return self.reply
 
     def add_done_callback(self, callback) -> None:
         self.callbacks.append(callback)
@@ -188,8 +196,8 @@ class FakeClient:
 def test_listing_requests_one_in_flight_per_worker_and_asked_again_after_the_retry_time():
     clients = {"w0": FakeClient(), "down": FakeClient(ready=False)}
     now = [100.0]
-    answers: list[tuple[str, FakeFuture]] = []
-    requests = ListingRequests(clients.__getitem__, object, lambda w, f: answers.append((w, f)), clock=lambda: now[0])
+    answers: list[tuple[str, list, str]] = []
+    requests = ListingRequests(clients.__getitem__, object, lambda *a: answers.append(a), clock=lambda: now[0])
     assert requests.client("") is None and not requests.ask("")
     assert not requests.ask("down") and clients["down"].sent == []
     assert requests.ask("w0") and requests.ask("w0")
@@ -200,6 +208,9 @@ def test_listing_requests_one_in_flight_per_worker_and_asked_again_after_the_ret
     assert requests.ask_again(5.0) == ["w0"]
     lost, second = clients["w0"].sent
     assert clients["w0"].removed == [lost] and requests.inflight["w0"] == (second, 106.0)
+    second.reply = SimpleNamespace(vessels=["listing"])
     second.finish()
-    assert answers == [("w0", second)] and requests.inflight == {}
+    assert answers == [("w0", ["listing"], "")] and requests.inflight == {}
     assert requests.ask("w0") and len(clients["w0"].sent) == 3  # answered: a new vessel asks again
+    clients["w0"].sent[-1].finish()  # failed: no vessels, and why
+    assert answers[-1] == ("w0", [], "service call failed") and requests.inflight == {}
