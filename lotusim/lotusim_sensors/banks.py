@@ -17,12 +17,11 @@ from typing import Any
 import numpy as np
 
 from lotusim_sensors import imu, noise
-from lotusim_sensors.checkpoint import SensorRows
+from lotusim_sensors.checkpoint import STATE_KEYS, SensorRows
 from lotusim_sensors.roster import grown
 from lotusim_sensors.suite import numeric_keys
 
 NS_PER_S = 1_000_000_000
-STATE_WIDTHS = {"imu": {"accel_bias": 3, "gyro_bias": 3}, "gps": {"had_fix": 0}}  # 0: one bool per slot
 
 
 @dataclass
@@ -48,7 +47,7 @@ class Bank:
         self.counter = np.zeros(n, dtype=np.uint64)
         self.key = np.zeros(n, dtype=np.uint64)
         self.params = {k: np.zeros(n) for k in numeric_keys(self.kind)}
-        widths = STATE_WIDTHS.get(self.kind, {})
+        widths = STATE_KEYS.get(self.kind, {})  # key -> width, 0: one bool per slot
         self.state = {k: np.zeros((n, w)) if w else np.zeros(n, dtype=bool) for k, w in widths.items()}
 
     def grow(self, capacity: int) -> None:

@@ -1,4 +1,4 @@
-"""The ROS messages of each sensor kind: one adapter per kind (node side, like Stonefish's Publish<Sensor>).
+"""The ROS messages of each sensor kind, one adapter per kind (node side: with the node, the only ROS user here).
 
 An adapter makes a vessel's publishers and reusable messages of one sensor (topics relative `<vessel>/...` in the
 node's namespace, constant fields and covariances filled once) and publishes the samples of the vessels due at a
