@@ -115,3 +115,21 @@ def test_scatter_writes_the_packed_state_of_the_chosen_rows_where_the_index_says
         expected = packed[i, :13] if i in rows else np.full(13, np.nan)
         np.testing.assert_array_equal(dst[index[i]], expected)
     assert np.isnan(dst[n * 13 :]).all()
+
+
+def test_heading_and_yaw_give_the_level_quaternion_of_rep_103():
+    """Compass heading 90 deg (east) is ENU yaw 0: the identity; heading 0 (north) is yaw +90 deg about z up;
+    heading 180 (south) is yaw -90 deg. One conversion for the scenario, the registry and the fleet CLI."""
+    s = math.sqrt(0.5)
+    np.testing.assert_allclose(frames.heading_to_q_enu_flu(90.0), [0.0, 0.0, 0.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(frames.heading_to_q_enu_flu(0.0), [0.0, 0.0, s, s], atol=1e-12)
+    np.testing.assert_allclose(frames.heading_to_q_enu_flu(180.0), [0.0, 0.0, -s, s], atol=1e-12)
+    np.testing.assert_allclose(frames.yaw_to_q_enu_flu(math.pi / 2), [0.0, 0.0, s, s], atol=1e-12)
+
+
+def test_a_commanded_orientation_is_normalised_even_near_the_float_range():
+    assert frames.unit_quaternion_of_input((0.0, 0.0, 0.0, 2.0)) == (0.0, 0.0, 0.0, 1.0)
+    assert frames.unit_quaternion_of_input((1e308, 0.0, 0.0, 1e308)) == pytest.approx(
+        (math.sqrt(0.5), 0, 0, math.sqrt(0.5))
+    )
+    assert frames.unit_quaternion_of_input((0.0, 0.0, 0.0, 0.0)) is None

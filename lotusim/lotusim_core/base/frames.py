@@ -111,6 +111,20 @@ def quat_normalize(q) -> np.ndarray:
     return q * (np.where(q[..., :1] < 0.0, -1.0, 1.0) / norm)
 
 
+def unit_quaternion_of_input(q: tuple[float, float, float, float]) -> tuple[float, float, float, float] | None:
+    """The unit quaternion of a user's finite components q (any order, kept; sign kept), or None if its norm is
+    below 1e-9: the boundary check of an orientation given in a command. Scaled by its largest
+    component first, so components near the float range (1e308: their squares overflow) normalise too."""
+    scale = max(abs(c) for c in q)
+    if scale == 0.0:
+        return None
+    scaled = [c / scale for c in q]
+    norm = math.hypot(*scaled)
+    if norm * scale < 1e-9:
+        return None
+    return tuple(c / norm for c in scaled)
+
+
 def wxyz_to_xyzw(q_wxyz) -> np.ndarray:
     """Reorder scalar-first (w, x, y, z) -> ROS scalar-last (x, y, z, w)."""
     q = _arr(q_wxyz, 4, "wxyz_to_xyzw")
@@ -193,6 +207,17 @@ def euler_zyx_from_quat(q_wxyz) -> np.ndarray:
 def yaw_ned_to_enu(psi_ned_rad):
     """Heading from north clockwise (NED yaw) -> ENU yaw from east counter-clockwise: pi/2 - psi."""
     return np.pi / 2 - np.asarray(psi_ned_rad, dtype=float)
+
+
+def yaw_to_q_enu_flu(yaw_enu_rad: float) -> np.ndarray:
+    """q_enu_flu (x, y, z, w) of a vessel level in roll and pitch, turned yaw_enu_rad about `map`'s z (up) from east."""
+    return wxyz_to_xyzw(quat_from_euler_zyx(0.0, 0.0, yaw_enu_rad))
+
+
+def heading_to_q_enu_flu(heading_deg: float) -> np.ndarray:
+    """q_enu_flu (x, y, z, w) of a vessel level in roll and pitch on a compass heading (deg, 0 = north, clockwise;
+    in NED the yaw angle psi, [Fossen2021] sec. 2.2.1)."""
+    return yaw_to_q_enu_flu(float(yaw_ned_to_enu(math.radians(heading_deg))))
 
 
 def yaw_enu_to_ned(yaw_enu_rad):

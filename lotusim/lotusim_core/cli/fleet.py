@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from lotusim_core.sim.fleet_registry import heading_to_q_enu_flu
+from lotusim_core.base.frames import yaw_to_q_enu_flu
 
 if TYPE_CHECKING:
     from lotusim_core.ros.fleet_client import FleetClient
@@ -85,7 +85,7 @@ def _description(args: argparse.Namespace, name: str, model: str = ""):
         x, y, z = (float(v) for v in (args.enu or (0.0, 0.0, 0.0)))
         vessel.pose.position.x, vessel.pose.position.y, vessel.pose.position.z = x, y, z
         # ENU yaw psi_enu = 90 deg - compass heading
-        q = heading_to_q_enu_flu(90.0 - args.yaw_deg)
+        q = yaw_to_q_enu_flu(math.radians(args.yaw_deg))
         o = vessel.pose.orientation
         o.x, o.y, o.z, o.w = (float(v) for v in q)
     return vessel

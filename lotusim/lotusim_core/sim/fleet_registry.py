@@ -73,14 +73,6 @@ def refuse(name: str, code: int, reason: str) -> ItemResult:
     return ItemResult(name=name, ok=False, code=code, reason=reason)
 
 
-def heading_to_q_enu_flu(heading_deg: float) -> np.ndarray:
-    """Compass heading (deg, 0 = north, clockwise) with zero roll and pitch -> q_enu_flu (x, y, z, w).
-
-    In NED the heading is the yaw angle psi (Fossen 2021 sec. 2.2.1), q_ned_frd = (cos psi/2, 0, 0, sin psi/2)."""
-    psi = math.radians(heading_deg)
-    return frames.q_ned_frd_to_q_enu_flu(np.array([math.cos(psi / 2), 0.0, 0.0, math.sin(psi / 2)]))
-
-
 class FleetRegistry:
     """Vessels by name, workers by load; plans bulk commands. Not thread-safe: one executor thread uses it."""
 
@@ -251,7 +243,7 @@ class FleetRegistry:
             p = vessel.pose.position
             p.x, p.y = float(enu[0, 0]), float(enu[0, 1])
             p.z = -vessel.depth_m  # depth below the local sea surface, not the ellipsoid height
-            q = heading_to_q_enu_flu(vessel.heading_deg)
+            q = frames.heading_to_q_enu_flu(vessel.heading_deg)
             o = vessel.pose.orientation
             o.x, o.y, o.z, o.w = (float(v) for v in q)
             vessel.pose_frame = VesselDescription.POSE_ENU
@@ -262,21 +254,8 @@ class FleetRegistry:
         values = (p.x, p.y, p.z, o.x, o.y, o.z, o.w)
         if not all(math.isfinite(v) for v in values):
             return f"pose must be finite, got {values}"
-        q = quaternion_normalised((o.x, o.y, o.z, o.w))
+        q = frames.unit_quaternion_of_input((o.x, o.y, o.z, o.w))
         if q is None:
             return "orientation quaternion is zero (use w = 1 for no rotation)"
         o.x, o.y, o.z, o.w = q
         return ""
-
-
-def quaternion_normalised(q: tuple[float, float, float, float]) -> tuple[float, float, float, float] | None:
-    """The unit quaternion of finite components q, or None if its norm is below 1e-9. Scaled by its largest
-    component first, so components near the float range (1e308: their squares overflow) normalise too."""
-    scale = max(abs(c) for c in q)
-    if scale == 0.0:
-        return None
-    scaled = [c / scale for c in q]
-    norm = math.hypot(*scaled)
-    if norm * scale < 1e-9:
-        return None
-    return tuple(c / norm for c in scaled)

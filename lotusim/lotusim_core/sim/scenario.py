@@ -711,8 +711,9 @@ class _Validator(Validator):
                 raise self.fail(f"{key}.orientation", f"expected a unit quaternion [x, y, z, w], norm is {norm:g}")
             q_xyzw = q / norm
         else:
-            yaw = math.radians(self.get_number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
-            q_xyzw = frames.wxyz_to_xyzw(frames.quat_from_euler_zyx(0.0, 0.0, yaw))  # about z up of `map`
+            q_xyzw = frames.yaw_to_q_enu_flu(
+                math.radians(self.get_number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
+            )
         return {"position_enu": position, "q_enu_flu": tuple(float(v) for v in q_xyzw)}
 
     def twist(self, raw: Any, key: str) -> tuple[float, ...]:
@@ -789,12 +790,12 @@ class _Validator(Validator):
         if "yaw_deg" in raw and "heading_deg" in raw:
             raise self.fail(f"{key}.heading_deg", "give yaw_deg (ENU) or heading_deg (compass), not both")
         if "heading_deg" in raw:
-            yaw = float(
-                frames.yaw_ned_to_enu(math.radians(self.get_number(raw, "heading_deg", key, low=-360.0, high=360.0)))
-            )
+            q_xyzw = frames.heading_to_q_enu_flu(self.get_number(raw, "heading_deg", key, low=-360.0, high=360.0))
         else:
-            yaw = math.radians(self.get_number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
-        q = tuple(float(v) for v in frames.wxyz_to_xyzw(frames.quat_from_euler_zyx(0.0, 0.0, yaw)))
+            q_xyzw = frames.yaw_to_q_enu_flu(
+                math.radians(self.get_number(raw, "yaw_deg", key, 0.0, low=-360.0, high=360.0))
+            )
+        q = tuple(float(v) for v in q_xyzw)
         k = np.arange(count)
         xyz = start + np.column_stack([(k % columns) * spacing, (k // columns) * spacing, np.zeros(count)])
         width = max(4, len(str(count - 1)))
