@@ -15,7 +15,7 @@ thrusters and fins) share the same arrays: each vessel row records where its thr
 Commands (held until changed) are validated before they touch the state: a wrong length or a non-finite value
 raises ValueError naming the vessel and leaves everything unchanged. A vessel whose state becomes non-finite or
 explodes (or whose environment inputs are non-finite) is frozen at its last good state and reported by step();
-the other vessels continue. set_pose() (or unfreeze()) brings a frozen vessel back.
+the other vessels continue. set_pose() (a move) brings a frozen vessel back.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from lotusim_core.base import frames
+from lotusim_core.base.fossen import inertia_about_co, m_rb
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.faults import REASONS, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
-from lotusim_physics.rigid_body import inertia_about_co, m_rb
 from lotusim_physics.thrusters import UNIT_TO_RPS, decay_factor, t200_curve_array
 
 EnvField = Callable[[float, np.ndarray], np.ndarray]
@@ -374,12 +374,6 @@ class Fleet:
         self._xs[i, L.X_Q : L.X_Q + 4] = quat
         self._xs[i, L.X_NU : L.X_NU + 6] = nu
         self._xs[i, L.X_NUDOT : L.X_NUDOT + 6] = 0.0
-        self._frozen[i] = False
-        self._status[i] = 0
-
-    def unfreeze(self, name: str) -> None:
-        """Let a frozen vessel move again from its last good state."""
-        i = self.index(name)
         self._frozen[i] = False
         self._status[i] = 0
 

@@ -7,7 +7,7 @@ format (keys, units, frames, defaults) is documented in docs/vehicles.md; conven
 lotusim_core.base.vehicle_spec (SI, body FRD, origin CO, Fossen signs with positive magnitudes).
 
 Physical checks follow Fossen, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed. (2021):
-- M = M_RB + M_A symmetric positive definite (sec. 3.3 / 6.3), with M_RB from eq. 3.44 (`rigid_body_mass_matrix`);
+- M = M_RB + M_A symmetric positive definite (sec. 3.3 / 6.3), M_RB by lotusim_core.base.fossen (`rigid_body_mass_matrix`);
 - the inertia tensor about the CG symmetric positive definite and realisable: its principal moments obey the
   triangle inequality I_1 + I_2 >= I_3 (any real mass distribution does, since I_1 + I_2 - I_3 = 2 sum m z^2).
 """
@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from lotusim_core.base import safe_yaml
+from lotusim_core.base.fossen import m_rb
 from lotusim_core.base.paths import config_dir
 from lotusim_core.base.validation import ConfigError, Validator
 from lotusim_core.base.vehicle_spec import (
@@ -242,21 +243,8 @@ def _thruster_mapping(t: ThrusterSpec) -> dict[str, Any]:
 
 
 def rigid_body_mass_matrix(spec: VehicleSpec) -> np.ndarray:
-    """M_RB (6x6) about CO from mass, inertia about the CG and r_g: Fossen 2021 eq. 3.44.
-
-        M_RB = [[ m I3,       -m S(r_g)            ],
-                [ m S(r_g),    I_g - m S(r_g)^2    ]]
-
-    with S the cross-product matrix; I_g - m S(r_g)^2 is the inertia about CO (parallel-axis theorem, eq. 3.37).
-    """
-    m = spec.mass_kg
-    s = _skew(spec.cg_frd_m)
-    mrb = np.zeros((6, 6))
-    mrb[:3, :3] = m * np.eye(3)
-    mrb[:3, 3:] = -m * s
-    mrb[3:, :3] = m * s
-    mrb[3:, 3:] = spec.inertia_cg_kgm2 - m * s @ s
-    return mrb
+    """M_RB (6x6) about CO of a vehicle file's mass, inertia about the CG and r_g (lotusim_core.base.fossen)."""
+    return m_rb(spec.mass_kg, spec.inertia_cg_kgm2, spec.cg_frd_m)
 
 
 # ------------------------------------------------------------------------------------------- file -> spec
@@ -662,8 +650,3 @@ def _shape(raw: Any) -> str:
         return type(raw).__name__
     inner = {len(r) if isinstance(r, (list, tuple)) else "scalar" for r in raw}
     return f"a list of {len(raw)} with rows of {sorted(map(str, inner))}"
-
-
-def _skew(r: np.ndarray) -> np.ndarray:
-    """S(r): S(r) a = r x a (Fossen 2021 eq. 2.10)."""
-    return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
