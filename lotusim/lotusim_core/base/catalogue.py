@@ -7,7 +7,7 @@ format (keys, units, frames, defaults) is documented in docs/vehicles.md; conven
 lotusim_core.base.vehicle_spec (SI, body FRD, origin CO, Fossen signs with positive magnitudes).
 
 Physical checks follow Fossen, Handbook of Marine Craft Hydrodynamics and Motion Control, 2nd ed. (2021):
-- M = M_RB + M_A symmetric positive definite (sec. 3.3 / 6.3), M_RB by lotusim_core.base.fossen (`rigid_body_mass_matrix`);
+- M = M_RB + M_A symmetric positive definite (sec. 3.3 / 6.3), M_RB from lotusim_core.base.fossen;
 - the inertia tensor about the CG symmetric positive definite and realisable: its principal moments obey the
   triangle inequality I_1 + I_2 >= I_3 (any real mass distribution does, since I_1 + I_2 - I_3 = 2 sum m z^2).
 """
