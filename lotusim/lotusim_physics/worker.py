@@ -18,7 +18,7 @@ import numpy as np
 import yaml
 
 from lotusim_core.base import frames, safe_yaml
-from lotusim_core.base.catalogue import apply_overrides, load_vehicle
+from lotusim_core.base.catalogue import UnknownModelError, apply_overrides, load_vehicle
 from lotusim_core.base.names import name_problem
 from lotusim_physics import checkpoint as worker_checkpoint
 from lotusim_physics.fleet import Fleet
@@ -166,7 +166,7 @@ class FleetWorker:
             spec = load_vehicle(model)
             if overrides_yaml.strip():
                 spec = apply_overrides(spec, safe_yaml.load(overrides_yaml) or {})
-        except FileNotFoundError as exc:
+        except UnknownModelError as exc:
             return CommandResult(name, False, "UNKNOWN_MODEL", str(exc))
         except (ValueError, yaml.YAMLError) as exc:
             return CommandResult(name, False, "INVALID_OVERRIDES", str(exc))

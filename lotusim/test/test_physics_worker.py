@@ -90,10 +90,8 @@ def test_create_delete_move_and_their_result_codes():
             (CREATE, _vessel("e")),
         ]
     )
-    assert _codes(results[:3]) == ["OK", "DUPLICATE_NAME", "INVALID_NAME"]
-    # an unknown model is refused (the MAS server answers UNKNOWN_MODEL before a worker sees one; here the
-    # catalogue's error is a ValueError, which a worker reports as INVALID_OVERRIDES)
-    assert not results[3].ok and "unknown vehicle model" in results[3].reason
+    assert _codes(results[:4]) == ["OK", "DUPLICATE_NAME", "INVALID_NAME", "UNKNOWN_MODEL"]
+    assert "unknown vehicle model" in results[3].reason  # (the MAS server refuses it first; a worker too)
     assert _codes(results[4:]) == [
         "INVALID_OVERRIDES", "INVALID_POSE", "UNKNOWN_VESSEL", "UNKNOWN_VESSEL", "INTERNAL_ERROR", "OK"
     ]  # fmt: skip
@@ -109,15 +107,6 @@ def test_create_delete_move_and_their_result_codes():
     assert _codes(moved) == ["OK", "OK"] and moved[0].worker == "worker_3" and moved[1].worker == ""
     assert w.fleet.names == ["a"] and w.layout_version > version
     np.testing.assert_allclose(w.fleet.position_ned[0], [20.0, 10.0, 1.0])
-
-
-def test_a_missing_vehicle_file_is_an_unknown_model(monkeypatch):
-    def missing(model):
-        raise FileNotFoundError(f"no file for {model}")
-
-    monkeypatch.setattr("lotusim_physics.worker.load_vehicle", missing)
-    (result,) = FleetWorker("w", _settings()).run_commands([(CREATE, _vessel("a", model="ghost"))])
-    assert (result.ok, result.code, result.reason) == (False, "UNKNOWN_MODEL", "no file for ghost")
 
 
 def test_commands_are_held_and_non_finite_ones_rejected():

@@ -135,6 +135,10 @@ class CatalogueError(ConfigError):
     (lotusim_core.base.validation)."""
 
 
+class UnknownModelError(CatalogueError):
+    """No vehicle file for a model name or path (a worker answers UNKNOWN_MODEL, not INVALID_OVERRIDES)."""
+
+
 # ---------------------------------------------------------------------------------------------- public API
 
 
@@ -589,7 +593,7 @@ def _resolve(name_or_path: str | Path) -> Path:
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml") or candidate.parent != Path("."):
         if not candidate.is_file():
-            raise CatalogueError(str(candidate), "<file>", "vehicle file not found")
+            raise UnknownModelError(str(candidate), "<file>", "vehicle file not found")
         return candidate.resolve()
     return _model_path(str(name_or_path))
 
@@ -600,7 +604,7 @@ def _model_path(name: str) -> Path:
     1,000 times; the configuration directory does not change while a process runs)."""
     path = vehicles_dir() / f"{name}.yaml"
     if not path.is_file():
-        raise CatalogueError(str(vehicles_dir()), name, f"unknown vehicle model (known: {', '.join(list_models())})")
+        raise UnknownModelError(str(vehicles_dir()), name, f"unknown vehicle model (known: {', '.join(list_models())})")
     return path
 
 
