@@ -24,7 +24,6 @@ Topics and services:
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 import numpy as np
@@ -33,10 +32,10 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import Marker, MarkerArray
 
 from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.qos import LATCHED
 from lotusim_core.ros.ros_arrays import to_float64_array
 from lotusim_env.config import (
     DEFAULT_ENVIRONMENT,
@@ -55,7 +54,6 @@ from lotusim_env.environment import Environment
 from lotusim_interfaces.msg import EnvironmentConfig
 from lotusim_interfaces.srv import QueryCurrent
 
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 CONFIG_TOPIC = "/lotusim/environment"
 QUERY_SERVICE = "/lotusim/query_current"
 MARKER_TOPIC = "/lotusim/current_markers"
@@ -346,8 +344,4 @@ def _values(params: list[Parameter]) -> dict[str, Any]:
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim current_server`; Ctrl-C and `ros2 launch`'s SIGINT end it cleanly
     (lotusim_core.ros.node_runner)."""
-    try:
-        run_node_main(CurrentServer, args, executor_factory=SingleThreadedExecutor)
-    except ConfigRefused as exc:  # malformed startup configuration: one clear line, no traceback
-        print(f"current_server: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    run_node_main(CurrentServer, args, SingleThreadedExecutor, refused=(ConfigRefused,), what="current_server")

@@ -19,7 +19,6 @@ it builds a new Fleet with that state. Only then does the worker swap it in.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +37,11 @@ from lotusim_core.base.checkpoint_store import (
     read_part,
     write_part,
 )
+from lotusim_core.base.names import name_problem
 from lotusim_env.environment import Environment, build_environment
 from lotusim_physics import layout as L
 from lotusim_physics.fleet import Fleet
 
-VESSEL_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,199}$")
 SETTINGS = {  # Fleet keyword -> type
     "dt_s": float,
     "integrator": str,
@@ -230,8 +229,8 @@ def _vessel_records(where: str, vessels) -> list[dict]:
         if not isinstance(record, dict):
             raise CheckpointError(where, key, "expected a mapping")
         name = record.get("name")
-        if not isinstance(name, str) or not VESSEL_NAME_RE.match(name):
-            raise CheckpointError(where, f"{key}.name", f"{describe(name)} is not a valid vessel name")
+        if problem := name_problem(name):
+            raise CheckpointError(where, f"{key}.name", problem)
         if name in seen:
             raise CheckpointError(where, f"{key}.name", f"{name!r} appears twice")
         seen.add(name)

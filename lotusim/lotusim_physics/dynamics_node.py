@@ -22,7 +22,6 @@ from geometry_msgs.msg import Wrench
 from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64
@@ -32,6 +31,7 @@ from lotusim_core.ros import static_frames
 from lotusim_core.ros.cdr import raw_publish
 from lotusim_core.ros.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
 from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.qos import LATCHED
 from lotusim_interfaces.action import StepFor
 from lotusim_interfaces.msg import EnvironmentConfig, FleetState, SimStats
 from lotusim_interfaces.msg import FleetCommandItem as Item
@@ -44,7 +44,6 @@ from lotusim_physics.run_limit import RunLimit
 from lotusim_physics.worker import CREATE, DELETE, MOVE, FleetWorker
 from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
 
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 ENDPOINT_BUDGET_S = 0.005  # wall time per tick for creating new vessels' topics
 COMMANDS = {Item.CREATE: CREATE, Item.DELETE: DELETE, Item.MOVE: MOVE}
 
@@ -316,7 +315,7 @@ class DynamicsWorker(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim dynamics`."""
-    run_node_main(DynamicsWorker, args)
+    run_node_main(DynamicsWorker, args, refused=(ValueError,), what="dynamics")
 
 
 if __name__ == "__main__":

@@ -191,3 +191,21 @@ def test_node_runner_is_the_only_module_importing_the_events_executor():
         if "rclpy.experimental" in p.read_text() and p.name not in ("node_runner.py", "test_node_runner.py")
     )
     assert importers == []
+
+
+@pytest.mark.parametrize(
+    ("executable", "params", "expected"),
+    [
+        ("dynamics", ["-p", "mode:=warp"], "dynamics: error: parameter mode: expected one of"),
+        ("current_server", ["-p", "current.model:=tidal"], "current_server: error: current.model: expected one of"),
+        ("waypoint_follower", ["-p", "vessel:=usv"], "waypoint_follower: error: "),
+    ],
+)
+def test_a_node_given_a_bad_parameter_ends_with_one_line_and_exit_2(own_domain_env, executable, params, expected):
+    """Every node's main() is node_runner.run_node_main: a bad parameter or configuration at start-up is one line
+    `<node>: error: <reason>` and exit code 2, no traceback (ros2 launch shows it as the process's last words)."""
+    proc = subprocess.run(
+        [executable, "--ros-args", *params], env=own_domain_env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert expected in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

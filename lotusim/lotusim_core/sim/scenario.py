@@ -33,10 +33,10 @@ from lotusim_core.base.validation import ConfigError, Validator, join_key
 from lotusim_core.sim.spawn_checks import seabed_depths_m, start_problem
 from lotusim_env.ekman import RHO_WATER
 from lotusim_env.environment import build_environment
+from lotusim_physics.pacing import MODES
 from lotusim_sensors.suite import merge_sensors, parse_suite
 
 TOPIC_RE = re.compile(r"^/?[A-Za-z{][A-Za-z0-9_{}]*(/[A-Za-z{][A-Za-z0-9_{}]*)*$")
-MODES = ("realtime", "scaled", "fast", "lockstep")  # lotusim_physics.dynamics_node.MODES
 INTEGRATORS = ("rk4", "euler")  # lotusim_physics.integrators.METHODS
 # the set-point keys scenario.py parses itself (any other key a controller accepts is passed as a ROS value)
 SETPOINT_PARSED = ("waypoints", "acceptance_radius_m", "speed_mps", "loop", "depth_m", "heading_deg")
