@@ -14,7 +14,6 @@ they are configured (a restored vessel the node had deleted comes back with the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +29,10 @@ from lotusim_core.base.checkpoint_store import (
     read_part,
     write_part,
 )
+from lotusim_core.base.names import name_problem
 
 PART = "sensors"  # the part's file name (<checkpoint>/sensors.npz, .json)
 STATE_KEYS = {"imu": {"accel_bias": 3, "gyro_bias": 3}, "gps": {"had_fix": 0}}  # width (0: one value per row)
-VESSEL_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,199}$")
 INTS = ("t_rx_ns", "seq", "bytes")  # the integers of an in-flight modem message's entry
 
 
@@ -185,8 +184,8 @@ def _check_names(where: str, key: str, names) -> None:
     if not isinstance(names, list):
         raise CheckpointError(where, key, "expected a list of vessel names")
     for name in names:
-        if not isinstance(name, str) or not VESSEL_NAME_RE.match(name):
-            raise CheckpointError(where, key, f"{describe(name)} is not a valid vessel name")
+        if problem := name_problem(name):
+            raise CheckpointError(where, key, problem)
     if len(set(names)) != len(names):
         raise CheckpointError(where, key, "a vessel appears twice")
 
@@ -216,7 +215,7 @@ def _modem(where: str, entries, arrays: dict[str, np.ndarray]) -> list[ModemInFl
         for field_name in ("receiver", "source"):
             _check_names(where, f"modem[{k}].{field_name}", [entry.get(field_name)])
         destination = entry.get("destination")
-        if not isinstance(destination, str) or (destination and not VESSEL_NAME_RE.match(destination)):
+        if not isinstance(destination, str) or (destination and name_problem(destination)):
             raise CheckpointError(where, f"modem[{k}].destination", "expected a vessel name or ''")
         size = entry["bytes"]
         payload = data[offset : offset + size].astype(np.uint8).tobytes()

@@ -19,13 +19,13 @@ import yaml
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_core.ros import ros_names, static_frames
 from lotusim_core.ros.endpoints import QUIET_SUBSCRIPTION
 from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.qos import LATCHED
 from lotusim_core.ros.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, EnvironmentConfig, FleetState
@@ -41,7 +41,6 @@ from lotusim_sensors.suite import KINDS
 from lotusim_sensors.suite_sources import ListingRequests, SuiteSources, listing_of, parse_vessels_yaml
 
 LIST_RETRY_S = 5.0  # wall seconds before an unanswered list_vessels request is sent again
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 SENSOR_QOS = 10
 
 
@@ -252,4 +251,4 @@ class SensorPublisher(Node):
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim sensor_publisher` (run it with use_sim_time:=true); Ctrl-C and
     `ros2 launch`'s SIGINT end it cleanly (lotusim_core.ros.node_runner)."""
-    run_node_main(SensorPublisher, args, executor_factory=SingleThreadedExecutor)
+    run_node_main(SensorPublisher, args, SingleThreadedExecutor, refused=(ValueError,), what="sensor_publisher")

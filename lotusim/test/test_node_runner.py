@@ -199,6 +199,11 @@ def test_node_runner_is_the_only_module_importing_the_events_executor():
         ("dynamics", ["-p", "mode:=warp"], "dynamics: error: parameter mode: expected one of"),
         ("current_server", ["-p", "current.model:=tidal"], "current_server: error: current.model: expected one of"),
         ("waypoint_follower", ["-p", "vessel:=usv"], "waypoint_follower: error: "),
+        (
+            "sensor_publisher",
+            ["-p", "vessels_yaml:=[1, 2]"],
+            "sensor_publisher: error: Trying to set parameter 'vessels",
+        ),
     ],
 )
 def test_a_node_given_a_bad_parameter_ends_with_one_line_and_exit_2(own_domain_env, executable, params, expected):

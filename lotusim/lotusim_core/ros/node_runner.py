@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import rclpy
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
@@ -115,7 +116,10 @@ def run_node_main(
     does not return within STOP_GRACE_S of the signal, or a second signal, is interrupted: install_stop_signals).
 
     An exception of a `refused` type raised while building the node (a bad parameter or configuration) ends the
-    process with one line `what: error: reason` and exit code 2, no traceback."""
+    process with one line `what: error: reason` and exit code 2, no traceback; with `what` given, so does a
+    parameter of the wrong type or out of its declared range (rclpy's exceptions)."""
+    if what:
+        refused = (*refused, InvalidParameterTypeException, InvalidParameterValueException)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     install_stop_signals(STOP_GRACE_S)
     try:
