@@ -1,0 +1,316 @@
+"""`lotusim run` end to end (the README's main path): the scenario's nodes as processes, vessels spawned through
+the MAS action, a summary, an MCAP recording readable without ROS, a trajectory plot; and the fleet CLI clients
+(`lotusim spawn / list / delete`) against a running simulation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+pytest.importorskip("rclpy")
+
+SCENARIO = textwrap.dedent(
+    """
+    name: cli_check
+    description: two vessels, no controllers, for the CLI test
+    seed: 3
+    duration_s: 10.0
+    world:
+      origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+      bathymetry: {model: flat, depth_m: 60.0}
+    physics: {step_s: 0.02, mode: scaled, real_time_factor: 5.0}
+    environment:
+      current: {model: constant, velocity_enu: [0.3, 0.0, 0.0]}
+    vessels:
+      - {name: auv_1, model: lrauv, pose: {position: [0.0, 0.0, -10.0], yaw_deg: 0.0}}
+      - {name: usv_1, model: wamv, pose: {position: [0.0, 20.0, 0.0], yaw_deg: 90.0}}
+    """
+)
+
+
+def _lotusim(*args: str, timeout: float = 240.0, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lotusim_core.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_run_spawns_runs_records_and_plots(tmp_path, own_domain_env):
+    scenario = tmp_path / "cli_check.yaml"
+    scenario.write_text(SCENARIO)
+    record, plot = tmp_path / "rec", tmp_path / "traj.png"
+    proc = _lotusim(
+        "run", str(scenario), "--duration", "10", "--record", str(record), "--plot", str(plot), env=own_domain_env
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 vessels spawned (0 failed)" in proc.stdout
+    assert "cli_check: 2 vessels" in proc.stdout
+    assert plot.stat().st_size > 10_000
+
+    from rosbags.highlevel import AnyReader
+
+    from lotusim_core.sim.recorder import make_typestore
+
+    with AnyReader([record], default_typestore=make_typestore()) as reader:
+        topics = {c.topic for c in reader.connections}
+        assert {"/lotusim/fleet_state", "/lotusim/stats", "/auv_1/odom", "/usv_1/odom"} <= topics
+        states = [c for c in reader.connections if c.topic == "/lotusim/fleet_state"]
+        with_vessels = []
+        for connection, _, raw in reader.messages(connections=states):
+            msg = reader.deserialize(raw, connection.msgtype)
+            if len(msg.names) == 2:
+                with_vessels.append(msg)
+    first, last = with_vessels[0], with_vessels[-1]
+    assert list(last.names) == ["auv_1", "usv_1"]
+    stamp = lambda m: m.header.stamp.sec + m.header.stamp.nanosec * 1e-9  # noqa: E731
+    stamp_ns = lambda m: m.header.stamp.sec * 10**9 + m.header.stamp.nanosec  # noqa: E731
+    # sim time held at 0 until both vessels were spawned and the recorder listened; 10 Hz from 0.1 s to --duration
+    assert (stamp_ns(first), stamp_ns(last), len(with_vessels)) == (10**8, 10 * 10**9, 100)
+    # the scenario's current reaches the physics (environment columns: current ENU, wind ENU) ...
+    np.testing.assert_allclose(np.asarray(last.environment).reshape(-1, 6)[0, :3], [0.3, 0.0, 0.0], atol=1e-12)
+    # ... and starts carrying the unactuated, neutrally buoyant LRAUV eastward (from rest, the quadratic drag
+    # of 155 kg of body + added mass accelerates it slowly), never faster than the water
+    moved = np.asarray(last.position).reshape(-1, 3)[0] - np.asarray(first.position).reshape(-1, 3)[0]
+    assert 0.05 < moved[0] < 0.3 * (stamp(last) - stamp(first))
+
+
+def test_fleet_cli_spawns_lists_and_deletes_in_a_running_simulation(tmp_path, own_domain_env):
+    """As a user does it: `lotusim run` in one shell, the fleet commands in another (all separate processes)."""
+    import signal
+    import time
+
+    scenario = tmp_path / "cli_check.yaml"
+    # real time, and no scenario duration: the simulation runs until this test stops it
+    scenario.write_text(
+        SCENARIO.replace("mode: scaled, real_time_factor: 5.0", "mode: realtime").replace("duration_s: 10.0", "")
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=own_domain_env,
+    )
+    try:
+        deadline = time.monotonic() + 120.0
+        while "vessels spawned" not in (line := run.stdout.readline()):
+            assert line and time.monotonic() < deadline, "lotusim run did not start"
+        spawned = _lotusim(
+            "spawn",
+            "cli_auv",
+            "remus100",
+            "--lat",
+            "48.301",
+            "--lon",
+            "-4.599",
+            "--depth",
+            "5",
+            "--heading",
+            "90",
+            env=own_domain_env,
+        )
+        assert spawned.returncode == 0 and "cli_auv" in spawned.stdout and "1 succeeded" in spawned.stdout, spawned
+        bad = _lotusim("spawn", "cli_auv", "remus100", env=own_domain_env)
+        assert bad.returncode == 1 and "already exists" in bad.stdout
+        listed = _lotusim("list", env=own_domain_env)
+        assert listed.returncode == 0 and "3 vessels" in listed.stdout and "remus100" in listed.stdout, listed
+        models = _lotusim("list", "--models", env=own_domain_env)
+        assert "lrauv" in models.stdout and "surface" in models.stdout
+        deleted = _lotusim("delete", "cli_auv", env=own_domain_env)
+        assert deleted.returncode == 0 and "1 succeeded" in deleted.stdout, deleted
+        assert "2 vessels" in _lotusim("list", env=own_domain_env).stdout
+    finally:
+        os.killpg(run.pid, signal.SIGINT)
+        try:
+            run.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+
+
+def test_run_reports_a_bad_scenario_in_one_line(tmp_path):
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text(SCENARIO.replace("model: lrauv", "model: submarine_x"))
+    proc = _lotusim("run", str(scenario), timeout=60)
+    assert proc.returncode == 2
+    assert "submarine_x" in proc.stderr and str(scenario) in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_run_reports_a_bad_remapping_file_in_one_line(tmp_path):
+    remap = tmp_path / "remap.yaml"
+    remap.write_text("vessel: remus_1\ntopics: {thrusters/main/cmd: /stack/thrust}\n")
+    proc = _lotusim("run", "single_auv", "--remap", str(remap), timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{remap}: topics.thrusters/main/cmd: remus_1 (remus100) has no thruster 'main'" in proc.stderr
+
+
+# --- reproducible runs: sim time from 0 with the whole fleet, --duration exact, recording in every mode -------------
+
+REPRO_SCENARIO = textwrap.dedent(
+    """
+    name: repro_check
+    description: two vessels drifting in a seeded random current, no controllers
+    seed: 11
+    world:
+      origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+      bathymetry: {model: flat, depth_m: 60.0}
+    physics: {step_s: 0.02, mode: fast}
+    environment:
+      current:
+        model: gauss_markov
+        east: {mean: 0.2, mu: 0.01, stationary_std: 0.1}
+        north: {mean: 0.0, mu: 0.01, stationary_std: 0.1}
+    vessels:
+      - {name: auv_1, model: lrauv, pose: {position: [0.0, 0.0, -10.0], yaw_deg: 0.0}}
+      - {name: usv_1, model: wamv, pose: {position: [0.0, 20.0, 0.0], yaw_deg: 90.0}}
+    recording:
+      topics: [/lotusim/fleet_state, "/{vessel}/odom", "/{vessel}/depth"]
+    """
+)
+
+
+def _recorded(path, topics: tuple[str, ...]) -> dict[str, dict[int, bytes]]:
+    """topic -> {header stamp (ns): the message, serialized again with zeroed padding} of a recording.
+
+    Serialized again: every value keeps its bits, but the CDR alignment padding of the recorded bytes is not
+    part of the message (the worker's serialized templates leave whatever the buffer held there)."""
+    from rosbags.highlevel import AnyReader
+
+    from lotusim_core.sim.recorder import make_typestore, stamp_ns
+
+    store = make_typestore()
+    out: dict[str, dict[int, bytes]] = {t: {} for t in topics}
+    with AnyReader([path], default_typestore=store) as reader:
+        for connection, _, raw in reader.messages([c for c in reader.connections if c.topic in topics]):
+            by_stamp = out[connection.topic]
+            assert stamp_ns(raw) not in by_stamp, f"{connection.topic}: two messages stamped {stamp_ns(raw)}"
+            msg = reader.deserialize(raw, connection.msgtype)
+            by_stamp[stamp_ns(raw)] = bytes(store.serialize_cdr(msg, connection.msgtype))
+    return out
+
+
+def _wall_s(stdout: str) -> float:
+    import re
+
+    return float(re.search(r"in ([0-9.]+) s of wall time", stdout).group(1))
+
+
+def test_two_fast_recorded_runs_are_identical_from_sim_time_0_to_the_duration(tmp_path, own_domain_env):
+    """`lotusim run --mode fast --record` twice: each recording starts at sim time 0 with the whole fleet, ends at
+    exactly --duration, and the two hold the same fleet states and odometry, bit for bit, at the same stamps."""
+    scenario = tmp_path / "repro_check.yaml"
+    scenario.write_text(REPRO_SCENARIO.replace('"/{vessel}/depth"', '"/{vessel}/imu/data"'))
+    topics = ("/lotusim/fleet_state", "/auv_1/odom", "/usv_1/odom")
+    imus = ("/auv_1/imu/data", "/usv_1/imu/data")
+    runs = []
+    for k in range(2):
+        record = tmp_path / f"rec_{k}"
+        proc = _lotusim("run", str(scenario), "--duration", "5", "--record", str(record), env=own_domain_env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "repro_check: 2 vessels, 5.0 s of sim time" in proc.stdout, proc.stdout
+        print(f"run {k}: {_wall_s(proc.stdout):.1f} s of wall time")  # noqa: T201 - the figure for the report
+        runs.append(_recorded(record, topics))
+        # the sensors, derived from the fleet states by another node, are complete too: 50 Hz IMUs over 5 s
+        # (a sample at 0 s is published before the recorder can match its new topic)
+        for topic, by_stamp in _recorded(record, imus).items():
+            assert 250 <= len(by_stamp) <= 251 and max(by_stamp) == 5 * 10**9, (topic, len(by_stamp))
+    first, second = runs
+    states = first["/lotusim/fleet_state"]
+    step = 20_000_000
+    # recorded at 10 Hz of sim time from the first 0.1 s to exactly 5 s: nothing lost, nothing after the end
+    assert sorted(states) == [k * 5 * step for k in range(1, 51)]
+    for topic in topics[1:]:  # odometry at 10 Hz, spread over the steps
+        assert len(first[topic]) == 50 and max(first[topic]) <= 5 * 10**9 < max(first[topic]) + 5 * step
+    from rclpy.serialization import deserialize_message
+
+    from lotusim_interfaces.msg import FleetState
+
+    assert list(deserialize_message(states[5 * step], FleetState).names) == ["auv_1", "usv_1"]  # at 0.1 s
+    for topic in topics:
+        assert first[topic].keys() == second[topic].keys(), topic
+        different = [t for t in first[topic] if first[topic][t] != second[topic][t]]
+        assert not different, f"{topic}: {len(different)} messages differ, first at {min(different)} ns"
+    # the random current moved them: identical runs are not trivially identical
+    a = deserialize_message(states[10**9], FleetState)
+    b = deserialize_message(states[5 * 10**9], FleetState)
+    assert abs(b.position[0] - a.position[0]) > 0.01
+
+
+def test_lockstep_run_says_what_it_waits_for_and_stops_at_the_duration(tmp_path, own_domain_env):
+    """Under lotusim run, a lockstep simulation advances through /lotusim/step only; --duration cuts the steps
+    at its sim time and ends the run there. A recording topic that one vessel lacks (a surface vessel has no
+    depth sensor) is reported and the others are recorded."""
+    import signal
+    import time
+
+    import rclpy
+    import rclpy.executors
+
+    from lotusim_interfaces.srv import Step
+
+    scenario = tmp_path / "repro_check.yaml"
+    scenario.write_text(REPRO_SCENARIO)
+    record = tmp_path / "rec"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario), "--mode", "lockstep"]
+        + ["--duration", "1", "--record", str(record)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=own_domain_env,
+    )
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(own_domain_env["ROS_DOMAIN_ID"]))
+    node = rclpy.create_node("stepper", context=context)
+    try:
+        lines, deadline = [], time.monotonic() + 180.0
+        while "lockstep:" not in (line := run.stdout.readline()):
+            lines.append(line)
+            assert line and time.monotonic() < deadline, "".join(lines)
+        assert "waiting for /lotusim/step" in line
+        assert any("not recorded" in x and "/usv_1/depth" in x and "/auv_1/depth" not in x for x in lines), lines
+        time.sleep(35.0)  # the run used to give up after 30 s without a fleet state
+        assert run.poll() is None, run.stdout.read()
+        client = node.create_client(Step, "/lotusim/step")
+        assert client.wait_for_service(timeout_sec=30.0)
+        future = client.call_async(Step.Request(steps=80))
+        executor = rclpy.executors.SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        executor.spin_until_future_complete(future, timeout_sec=30.0)
+        reply = future.result()
+        assert not reply.success and reply.iteration == 50 and "run_until_s" in reply.message  # 1 s / 0.02 s
+        out, _ = run.communicate(timeout=60)
+        assert run.returncode == 0, out
+        assert "1.0 s of sim time" in out
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGINT)
+            run.wait(timeout=30)
+        node.destroy_node()
+        context.try_shutdown()
+    recorded = _recorded(record, ("/lotusim/fleet_state", "/auv_1/depth", "/auv_1/odom"))
+    assert max(recorded["/lotusim/fleet_state"]) == 10**9 and len(recorded["/lotusim/fleet_state"]) == 10
+    assert recorded["/auv_1/depth"] and recorded["/auv_1/odom"]
+
+
+@pytest.mark.parametrize("duration", ["nan", "inf", "-1"])
+def test_run_refuses_a_duration_that_is_not_a_finite_sim_time(duration):
+    proc = _lotusim("run", "single_auv", "--duration", duration, timeout=60)
+    error = f"argument --duration: expected a finite number of sim seconds >= 0, got '{duration}'"
+    assert proc.returncode == 2 and error in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

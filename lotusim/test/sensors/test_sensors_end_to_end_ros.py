@@ -1,0 +1,129 @@
+"""sensor_publisher with the real dynamics worker and MAS server over DDS (lockstep): a vessel whose name is not
+a model name gets its catalogue suite through the worker's list_vessels, and the sensors read the physics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import TwistWithCovarianceStamped  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import FluidPressure, Imu, NavSatFix  # noqa: E402
+
+from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
+from lotusim_interfaces.msg import AIS  # noqa: E402
+from lotusim_interfaces.srv import ListVessels  # noqa: E402
+from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
+from simnodes import Sim, create_item, lose_first_answer, spin_until  # noqa: E402
+
+pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+G = 9.80665
+
+
+@pytest.fixture
+def sim(ros_context):
+    s = Sim(ros_context, mode="lockstep", step_s=0.02)
+    params = [Parameter("seed", value=3), Parameter("origin_latitude_deg", value=48.4)]
+    sensors = SensorPublisher(context=ros_context, parameter_overrides=params)
+    s.executor.add_node(sensors)
+    yield s, sensors
+    s.executor.remove_node(sensors)
+    sensors.destroy_node()
+    s.close()
+
+
+def test_catalogue_suites_follow_the_physics(sim):
+    sim, sensors = sim
+    got: dict[str, list] = {}
+    topics = {
+        "/tethys/imu/data": Imu,
+        "/tethys/pressure": FluidPressure,
+        "/tethys/dvl": TwistWithCovarianceStamped,
+        "/boat/gps/fix": NavSatFix,
+        "/boat/ais": AIS,
+    }
+    for topic, kind in topics.items():
+        got[topic] = []
+        sim.client.create_subscription(kind, topic, got[topic].append, 200)
+    result = sim.command(
+        [create_item("tethys", "lrauv", (0.0, 0.0, -10.0)), create_item("boat", "wamv", (50.0, 0.0, 0.0))]
+    )
+    assert all(r.ok for r in result.results), [r.reason for r in result.results]
+    for _ in range(50):  # 1 s of sim time, one step at a time
+        sim.step(1)
+        sim.spin_for(0.01)
+    spin_until(sim.executor, lambda: len(got["/tethys/imu/data"]) >= 40, 10.0, "tethys IMU messages")
+    sim.spin_for(0.2)
+
+    # "tethys" is not a model name: its LRAUV suite (with DVL, 1 Hz Pathfinder) came from the worker's listing
+    assert got["/tethys/dvl"], "no DVL on the LRAUV"
+    imu = got["/tethys/imu/data"]
+    stamps = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in imu])
+    assert np.all(np.diff(stamps) == 20_000_000)  # 50 Hz in sim time on a 50 Hz physics step
+    accel = np.array([[m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z] for m in imu])
+    assert np.linalg.norm(accel.mean(axis=0)) == pytest.approx(G, abs=0.5)  # neutrally buoyant: about +g up
+    assert accel.mean(axis=0)[2] > 9.0
+    rho = sensors._env.water_density_kgm3
+    depth = (np.mean([m.fluid_pressure for m in got["/tethys/pressure"]]) - 101325.0) / (rho * G)
+    assert depth == pytest.approx(10.0, abs=0.2)
+    fixes = got["/boat/gps/fix"]
+    assert 4 <= len(fixes) <= 6  # 5 Hz over 1 s
+    enu = geodetic_to_enu(np.array([[f.latitude, f.longitude, f.altitude] for f in fixes]), GeodeticOrigin(48.4, 0.0))
+    assert np.abs(enu[:, 0].mean() - 50.0) < 2.0 and np.abs(enu[:, 1].mean()) < 2.0
+    (report,) = got["/boat/ais"]  # class B, slow: one report every 180 s
+    assert report.name == "boat" and report.ais_class == AIS.CLASS_B
+
+
+def test_creation_overrides_change_the_sensor_suite(sim):
+    """Sensor overrides given with the create item (FleetCommand overrides_yaml) reach the sensor_publisher through
+    the worker's listing: a 25 Hz IMU instead of the catalogue's 50 Hz and no DVL on this LRAUV; another LRAUV
+    created without overrides keeps the catalogue suite; the node's own vessels_yaml is not needed."""
+    sim, _sensors = sim
+    got = {t: [] for t in ("/custom/imu/data", "/custom/dvl", "/plain/imu/data", "/plain/dvl")}
+    for topic, values in got.items():
+        kind = Imu if topic.endswith("imu/data") else TwistWithCovarianceStamped
+        sim.client.create_subscription(kind, topic, values.append, 200)
+    overrides = "{sensors: {imu: {rate_hz: 25}, dvl: {enabled: false}}}"
+    result = sim.command(
+        [create_item("custom", "lrauv", (0.0, 0.0, -10.0), overrides), create_item("plain", "lrauv", (9.0, 0, -10.0))]
+    )
+    assert all(r.ok for r in result.results), [r.reason for r in result.results]
+    for _ in range(150):  # 3 s of sim time: three 1 Hz DVL samples on the plain LRAUV
+        sim.step(1)
+        sim.spin_for(0.01)
+    spin_until(sim.executor, lambda: len(got["/custom/imu/data"]) >= 60, 10.0, "IMU messages of the custom LRAUV")
+    sim.spin_for(0.2)
+    stamps = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["/custom/imu/data"]])
+    assert np.all(np.diff(stamps[1:]) == 40_000_000)  # 25 Hz (the first sample comes with the listing's reply)
+    plain = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["/plain/imu/data"]])
+    assert np.all(np.diff(plain) == 20_000_000)  # the catalogue's 50 Hz
+    assert not got["/custom/dvl"] and got["/plain/dvl"]
+    listing = sim.client.create_client(ListVessels, "/lotusim/list_vessels")  # the MAS server lists them too
+    spin_until(sim.executor, listing.service_is_ready, 10.0, "/lotusim/list_vessels")
+    reply = listing.call_async(ListVessels.Request())
+    spin_until(sim.executor, reply.done, 10.0, "the vessel listing")
+    assert {v.name: v.overrides_yaml for v in reply.result().vessels} == {"custom": overrides, "plain": ""}
+
+
+def test_a_lost_listing_answer_is_asked_for_again(sim, monkeypatch):
+    """The sensor_publisher's first list_vessels request to the worker loses its answer (injected on its client):
+    it asks again after LIST_RETRY_S of wall time, and the vessel, whose name is not a model name, still gets its
+    LRAUV suite (the DVL) instead of waiting for it for ever."""
+    from lotusim_sensors import sensor_publisher
+
+    sim, sensors = sim
+    monkeypatch.setattr(sensor_publisher, "LIST_RETRY_S", 0.5)
+    sent = lose_first_answer(sensors._list_client("worker_0"))
+    dvl: list = []
+    sim.client.create_subscription(TwistWithCovarianceStamped, "/tethys/dvl", dvl.append, 200)
+    assert sim.command([create_item("tethys", "lrauv", (0.0, 0.0, -10.0))]).results[0].ok
+
+    def stepped_until_dvl() -> bool:
+        sim.step(5)
+        sim.spin_for(0.02)
+        return bool(dvl)
+
+    spin_until(sim.executor, stepped_until_dvl, 20.0, "the DVL of the LRAUV")
+    assert len(sent) == 2

@@ -1,0 +1,136 @@
+"""Start-up order: the MAS server and the scenario spawner (`lotusim spawn --scenario`, what the launch file runs)
+wait for dynamics workers that come up late (a cold worker compiles its physics kernels for ~20-60 s), say so
+while they wait, and give up with a clear message after their stated limit."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+
+import pytest
+import rclpy
+from rclpy.action import ActionClient
+from rclpy.parameter import Parameter
+
+from lotusim_core.ros import reliable_calls
+from lotusim_core.ros.node_runner import make_executor
+from lotusim_core.sim.mas_server import MasServer
+from lotusim_interfaces.action import FleetCommand
+from lotusim_interfaces.msg import ItemResult
+from lotusim_physics.dynamics_node import DynamicsWorker
+from simnodes import create_item, spin_until
+
+pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+
+LATE_S = 12.0  # a worker that reports this long after the goal (the old limit was 10 s)
+
+
+def _mas_and_client(context, **params):
+    executor = make_executor(context=context)
+    mas = MasServer(context=context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    client_node = rclpy.create_node("user", context=context)
+    for node in (mas, client_node):
+        executor.add_node(node)
+    client = ActionClient(client_node, FleetCommand, "/lotusim/fleet_command")
+    spin_until(executor, client.server_is_ready, 30.0, "fleet_command server")
+    return executor, [mas, client_node], client
+
+
+def _spin_for(executor, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.05)
+
+
+def test_a_goal_sent_before_any_worker_waits_for_a_late_one(ros_context, capfd):
+    executor, nodes, client = _mas_and_client(ros_context)  # the default worker_wait_s
+    try:
+        _spin_for(executor, 0.5)
+        goal = FleetCommand.Goal(items=[create_item("auv", "remus100")])
+        handle = reliable_calls.send_goal(client, goal, lambda t: executor.spin_once(timeout_sec=t))
+        _spin_for(executor, LATE_S)
+        worker = DynamicsWorker(
+            context=ros_context,
+            worker="worker_0",
+            node_name="dynamics_0",
+            parameter_overrides=[Parameter("mode", value="lockstep")],
+        )
+        nodes.append(worker)
+        executor.add_node(worker)
+        result = reliable_calls.goal_result(handle, lambda t: executor.spin_once(timeout_sec=t), 60.0).result
+        assert (result.succeeded, result.failed) == (1, 0), [r.reason for r in result.results]
+        assert "waiting for a dynamics worker, 10 of 300 s" in capfd.readouterr().err
+    finally:
+        executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+
+
+def test_without_a_worker_the_goal_is_refused_after_the_stated_limit(ros_context, capfd):
+    executor, nodes, client = _mas_and_client(ros_context, worker_wait_s=2.0)
+    try:
+        _spin_for(executor, 0.5)
+        start = time.monotonic()
+        goal = FleetCommand.Goal(items=[create_item("auv", "remus100")])
+        handle = reliable_calls.send_goal(client, goal, lambda t: executor.spin_once(timeout_sec=t))
+        result = reliable_calls.goal_result(handle, lambda t: executor.spin_once(timeout_sec=t), 30.0).result
+        assert time.monotonic() - start < 10.0
+        assert result.failed == 1 and result.results[0].code == ItemResult.NO_WORKER
+        err = capfd.readouterr().err
+        assert "no dynamics worker reported on /lotusim/stats within 2 s (parameter worker_wait_s)" in err, err
+    finally:
+        executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+
+
+def test_the_spawner_gives_up_with_one_clear_line_after_its_limit(own_domain_env):
+    start = time.monotonic()
+    proc = subprocess.run(
+        ["lotusim", "spawn", "--scenario", "single_auv", "--worker-wait-s", "6"],
+        env=own_domain_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert 6.0 <= time.monotonic() - start < 30.0
+    lines = proc.stderr.strip().splitlines()
+    assert "lotusim spawn: waiting for worker_0: 0 of 1 worker(s) up after 5 s (at most 6 s" in lines[0], lines
+    assert lines[-1].startswith("lotusim: error: spawn: worker_0 did not report within 6 s (--worker-wait-s"), lines
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_spawner_waits_for_a_worker_that_starts_late(own_domain_env):
+    """The launch order on a cold start: MAS server and spawner first, the worker reporting much later."""
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True}
+    processes = [subprocess.Popen(["mas_server"], env=own_domain_env, **quiet)]
+    try:
+        spawn = subprocess.Popen(
+            ["lotusim", "spawn", "--scenario", "single_auv"],
+            env=own_domain_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        processes.append(spawn)
+        time.sleep(LATE_S)
+        assert spawn.poll() is None, spawn.communicate()
+        # lockstep: the worker reports at once, without compiling the kernels (no step before the spawn)
+        worker = ["dynamics", "--ros-args", "-p", "worker:=worker_0", "-p", "mode:=lockstep"]
+        processes.append(subprocess.Popen(worker, env=own_domain_env, **quiet))
+        out, err = spawn.communicate(timeout=240)
+        assert spawn.returncode == 0, out + err
+        assert "1 succeeded, 0 failed" in out
+        assert "lotusim spawn: waiting for worker_0" in err and "lotusim spawn: 1 worker(s) up after" in err, err
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
