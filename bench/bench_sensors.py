@@ -133,11 +133,11 @@ def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0, windows: int 
 
 def bench_message_fill(repeats: int = 20000) -> dict[str, float]:
     """Per-message costs (us): build a new Imu, refill a reused one, publish it; patch a pre-serialized Imu
-    (lotusim_core.ros.cdr, what the node does) and publish those bytes. No subscriber."""
+    (lotusim_core.ros.prepacked, what the node does) and publish those bytes. No subscriber."""
     import rclpy
     from sensor_msgs.msg import Imu
 
-    from lotusim_core.ros.cdr import RawMessage
+    from lotusim_core.ros.prepacked import RawMessage
     from lotusim_sensors.sensor_publisher import IMU_FIELDS
 
     context = rclpy.Context()

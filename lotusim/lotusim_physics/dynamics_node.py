@@ -28,9 +28,9 @@ from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
 from lotusim_core.ros import static_frames
-from lotusim_core.ros.cdr import raw_publish
 from lotusim_core.ros.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
 from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.prepacked import raw_publish
 from lotusim_core.ros.qos import LATCHED
 from lotusim_interfaces.action import StepFor
 from lotusim_interfaces.msg import EnvironmentConfig, FleetState, SimStats
@@ -54,7 +54,7 @@ class VesselTopics:
 
     subscriptions: list = field(default_factory=list)
     odom_pub: object = None
-    odom_send: object = None  # odom_pub's raw publish function (lotusim_core.ros.cdr.raw_publish)
+    odom_send: object = None  # odom_pub's raw publish function (lotusim_core.ros.prepacked.raw_publish)
 
 
 class DynamicsWorker(Node):

@@ -1,5 +1,5 @@
 """Node side of the dynamics worker's outputs (lotusim_physics.dynamics_node): the fleet state, odometry and
-/tf written straight into prepacked CDR messages (lotusim_core.ros.cdr) by compiled passes, and the ROS messages
+/tf written straight into prepacked CDR messages (lotusim_core.ros.prepacked) by compiled passes, and the ROS messages
 of its replies and statistics. What goes where is lotusim_physics.output_layout; the numbers come from the
 worker's Fleet (lotusim_physics.worker.FleetWorker). A worker publishes (docs/interfaces.md):
 - /clock (rosgraph_msgs/Clock) every step, when it is the clock master (parameter `clock_master`; the node);
@@ -26,7 +26,7 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
-from lotusim_core.ros.cdr import RawArrays, RawBatch, RawMessage, RawSequence
+from lotusim_core.ros.prepacked import RawArrays, RawBatch, RawMessage, RawSequence
 from lotusim_core.ros.ros_names import ODOM_FRAME
 from lotusim_interfaces.msg import FleetState, ItemResult, SimStats, VesselInfo
 from lotusim_physics.output_layout import (
@@ -64,7 +64,7 @@ class StateOutput:
 class FleetOutputs:
     """The clock, fleet state, odometry and transforms of `worker`'s fleet, laid out again when its
     layout_version changes. send_clock / send_state / send_tf: raw publish functions
-    (lotusim_core.ros.cdr.raw_publish; send_clock None: not the clock master; send_tf None: no /tf);
+    (lotusim_core.ros.prepacked.raw_publish; send_clock None: not the clock master; send_tf None: no /tf);
     odom_send_of(name): a vessel's odometry publish function, None until its topic exists."""
 
     def __init__(
@@ -151,7 +151,7 @@ class FleetOutputs:
     def _publish_odom(self, stamp: tuple[int, int], groups: tuple[int, ...]) -> None:
         """Publish the odometry of the vessels whose turn it is (rows i with i % odometry groups in `groups`):
         pose and twist of all of them written into their serialized messages by one compiled pass
-        (Fleet.scatter_state_enu into lotusim_core.ros.cdr.RawBatch), the stamps by one assignment, then one
+        (Fleet.scatter_state_enu into lotusim_core.ros.prepacked.RawBatch), the stamps by one assignment, then one
         publish call each."""
         batch, fleet = self._odom, self.worker.fleet
         if self._odom_sends is None or self._odom_version != self.worker.layout_version:

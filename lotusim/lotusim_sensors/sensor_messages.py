@@ -3,7 +3,7 @@
 An adapter makes a vessel's publishers and reusable messages of one sensor (topics relative `<vessel>/...` in the
 node's namespace, constant fields and covariances filled once) and publishes the samples of the vessels due at a
 step (lotusim_sensors.samplers.Samples, in their column order). The high-rate messages are pre-serialized and
-patched in place (lotusim_core.ros.cdr.RawMessage). Frames: a sensor's messages are stamped in its mount frame
+patched in place (lotusim_core.ros.prepacked.RawMessage). Frames: a sensor's messages are stamped in its mount frame
 `<vessel>/<kind>_link` (depth and gps/vel: `map`). Topics and types: docs/sensors.md.
 """
 
@@ -19,8 +19,8 @@ from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStam
 from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
 
 from lotusim_core.ros import ros_names
-from lotusim_core.ros.cdr import RawMessage
 from lotusim_core.ros.endpoints import QUIET_PUBLISHER
+from lotusim_core.ros.prepacked import RawMessage
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange
 from lotusim_sensors import ais
 from lotusim_sensors.banks import NS_PER_S
@@ -29,7 +29,7 @@ from lotusim_sensors.samplers import Samples
 
 STAMP = ["header.stamp.sec", "header.stamp.nanosec"]
 XYZ = ("x", "y", "z")
-# Fields rewritten at each sample in the pre-serialized messages (lotusim_core.ros.cdr), in the order the values
+# Fields rewritten at each sample in the pre-serialized messages (lotusim_core.ros.prepacked), in the order the values
 # are passed.
 IMU_FIELDS = [*STAMP, *(f"orientation.{a}" for a in "xyzw"), *(f"angular_velocity.{a}" for a in XYZ),
               *(f"linear_acceleration.{a}" for a in XYZ)]  # fmt: skip

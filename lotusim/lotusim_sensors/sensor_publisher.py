@@ -5,7 +5,7 @@ stamps (lotusim_sensors.banks: schedule; lotusim_sensors.samplers: models batche
 for the vessels of every worker's latest FleetState (lotusim_sensors.roster), with the suite of each vessel's
 model, creation overrides and `vessels_yaml` entry (lotusim_sensors.suite_sources: the worker's list_vessels is
 asked again after LIST_RETRY_S wall seconds without an answer); acoustic modem: lotusim_sensors.modem. Messages:
-one adapter per kind (lotusim_sensors.sensor_messages; the high-rate ones pre-serialized, lotusim_core.ros.cdr).
+one adapter per kind (lotusim_sensors.sensor_messages; the high-rate ones pre-serialized, lotusim_core.ros.prepacked).
 Topics (`<vessel>/...` in the node's namespace, and /lotusim/ais), frames (`<vessel>/<sensor>_link`, latched on
 /tf_static under `<vessel>/base_link` by lotusim_core.ros.static_frames) and parameters: docs/sensors.md.
 """

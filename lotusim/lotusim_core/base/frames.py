@@ -276,7 +276,7 @@ def _scatter_enu_flu(pos_ned, q_ned_frd, nu, nu_dot, m, rows, dst, index):  # pr
 def scatter_state_ned_frd_to_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd, rows, dst, index) -> None:
     """Write the packed ENU / FLU state of `rows` (the columns of state_ned_frd_to_enu_flu_packed) straight
     into a flat float64 array: dst[index[i, c]] = column c of row i, for c < index.shape[1] (e.g. 13: pose and
-    twist only). Used to fill serialized messages in place (lotusim_core.ros.cdr) in one compiled pass.
+    twist only). Used to fill serialized messages in place (lotusim_core.ros.prepacked) in one compiled pass.
     rows: int64 row numbers; index: (N, C <= 19) int64 positions in dst."""
     _scatter_enu_flu(pos_ned, q_ned_frd_wxyz, nu_frd, nu_dot_frd, _NED_FRD_TO_ENU_FLU, rows, dst, index)
 

@@ -9,7 +9,7 @@ pytest.importorskip("rclpy")
 
 from rclpy.serialization import deserialize_message  # noqa: E402
 
-from lotusim_core.ros.cdr import RawArrays  # noqa: E402
+from lotusim_core.ros.prepacked import RawArrays  # noqa: E402
 from lotusim_interfaces.msg import FleetState  # noqa: E402
 
 
@@ -42,7 +42,7 @@ def test_odometry_batch_rows_deserialize_exactly_for_names_of_every_length():
     rows at a time, reads back as the Odometry rclpy would have built; re-layout keeps cached rows right."""
     from nav_msgs.msg import Odometry
 
-    from lotusim_core.ros.cdr import RawBatch
+    from lotusim_core.ros.prepacked import RawBatch
 
     doubles = [f"pose.pose.position.{a}" for a in "xyz"] + [f"pose.pose.orientation.{a}" for a in "xyzw"]
     doubles += [f"twist.twist.linear.{a}" for a in "xyz"] + [f"twist.twist.angular.{a}" for a in "xyz"]
@@ -85,7 +85,7 @@ def test_transforms_sequence_rows_deserialize_exactly_for_frames_of_every_length
     from geometry_msgs.msg import TransformStamped
     from tf2_msgs.msg import TFMessage
 
-    from lotusim_core.ros.cdr import RawSequence
+    from lotusim_core.ros.prepacked import RawSequence
 
     names = [f"v{'x' * k}/base_link" for k in range(11)]
     msg = TFMessage(transforms=[TransformStamped(child_frame_id=name) for name in names])

@@ -14,7 +14,7 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from lotusim_core.ros import cdr_layout  # noqa: E402
-from lotusim_core.ros.cdr import RawMessage, RawSequence  # noqa: E402
+from lotusim_core.ros.prepacked import RawMessage, RawSequence  # noqa: E402
 
 TF_DOUBLES = [f"transform.translation.{a}" for a in "xyz"] + [f"transform.rotation.{a}" for a in "xyzw"]
 STAMP = ["header.stamp.sec", "header.stamp.nanosec"]

@@ -1,4 +1,4 @@
-"""Pre-serialized messages (lotusim_core.ros.cdr): patched bytes deserialize to the intended message."""
+"""Pre-serialized messages (lotusim_core.ros.prepacked): patched bytes deserialize to the intended message."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from geometry_msgs.msg import TwistWithCovarianceStamped  # noqa: E402
 from rclpy.serialization import deserialize_message  # noqa: E402
 from sensor_msgs.msg import Imu, NavSatFix, Range  # noqa: E402
 
-from lotusim_core.ros.cdr import RawMessage  # noqa: E402
+from lotusim_core.ros.prepacked import RawMessage  # noqa: E402
 
 IMU_FIELDS = ["header.stamp.sec", "header.stamp.nanosec", "orientation.x", "orientation.y", "orientation.z",
               "orientation.w", "angular_velocity.x", "angular_velocity.y", "angular_velocity.z",
