@@ -9,6 +9,7 @@ from typing import Any
 
 from rclpy.node import Node
 
+from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_core.base.vehicle_spec import VehicleSpec
@@ -105,6 +106,19 @@ class Endpoints:
         for kind, entity in reversed(self._made):
             getattr(self.node, f"destroy_{kind}")(entity)
         self._made.clear()
+
+
+def take_odometry(controller: Any, msg: Any) -> tuple[NedState, float] | None:
+    """A controller's odometry message (nav_msgs/Odometry) as its new `state`: (state, sim seconds since the
+    previous one; 0 for the first), or None for a non-finite one, which is logged and not taken (a controller
+    must not step on NaN). `controller` has `state`, `vessel` and `node`."""
+    state = from_odometry(msg)
+    if not is_finite(state):
+        controller.node.get_logger().warning(f"{controller.vessel}: non-finite odometry ignored")
+        return None
+    h = step_since(controller.state, state)
+    controller.state = state
+    return state, h
 
 
 def nest(flat: Mapping[str, Any]) -> dict[str, Any]:

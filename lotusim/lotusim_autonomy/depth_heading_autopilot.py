@@ -30,8 +30,8 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for
-from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
+from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.torpedo import HEADING_LAWS, TorpedoAutopilot, TorpedoGains
 from lotusim_core.base.vehicle_spec import VehicleSpec
 
@@ -152,12 +152,10 @@ class DepthHeadingAutopilot:
 
     def _on_odom(self, msg: Odometry) -> None:
         self.odom_count += 1
-        s = from_odometry(msg)
-        if not is_finite(s):
-            self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
+        taken = take_odometry(self, msg)
+        if taken is None:
             return
-        h = step_since(self.state, s)
-        self.state = s
+        s, h = taken
         if h <= 0.0:  # first message, or a stamp that did not advance: no step
             return
         try:

@@ -38,8 +38,8 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for
-from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
+from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import ssa
 from lotusim_autonomy.rov import (
     SETPOINT_KEYS,
@@ -180,12 +180,10 @@ class StationKeeper:
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
             if 0.0 <= stamp - self.state.t_s < self.min_step_s - 1e-6:
                 return
-        s = from_odometry(msg)
-        if not is_finite(s):
-            self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
+        taken = take_odometry(self, msg)
+        if taken is None:
             return
-        h = step_since(self.state, s)
-        self.state = s
+        s, h = taken
         if self._initial is not None:
             self._start(s)
         if h <= 0.0:  # first message, or a stamp that did not advance: no step

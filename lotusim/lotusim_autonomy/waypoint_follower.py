@@ -25,9 +25,9 @@ from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for
+from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
 from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
-from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
+from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.surface import SurfaceController, SurfaceGains
 from lotusim_core.base import frames, safe_yaml
@@ -183,12 +183,10 @@ class WaypointFollower:
 
     def _on_odom(self, msg: Odometry) -> None:
         self.odom_count += 1
-        s = from_odometry(msg)
-        if not is_finite(s):
-            self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
+        taken = take_odometry(self, msg)
+        if taken is None:
             return
-        h = step_since(self.state, s)
-        self.state = s
+        s, h = taken
         if self._pending is not None:  # the scenario's route: its first leg starts where the vessel is now
             request, self._pending = self._pending, None
             answer = self._on_set_waypoints(request, SetWaypoints.Response())
