@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from lotusim_core.base import safe_yaml
 from lotusim_core.base.fossen import m_rb
 from lotusim_core.base.paths import config_dir
-from lotusim_core.base.validation import ConfigError, Validator
+from lotusim_core.base.validation import ConfigError, Validator, read_yaml_file
 from lotusim_core.base.vehicle_spec import (
     BodyLiftSpec,
     FinSpec,
@@ -178,13 +176,7 @@ def load_vehicle(name_or_path: str | Path) -> VehicleSpec:
 
 def read_vehicle_mapping(path: str | Path) -> dict[str, Any]:
     """The raw YAML mapping of a vehicle file (not validated), for tools that merge overrides."""
-    path = Path(path)
-    try:
-        data = safe_yaml.load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise CatalogueError(str(path), "<file>", f"not valid YAML: {exc}") from exc
-    except OSError as exc:
-        raise CatalogueError(str(path), "<file>", f"cannot be read: {exc.strerror or exc}") from exc
+    data = read_yaml_file(path, CatalogueError)
     if not isinstance(data, dict):
         raise CatalogueError(str(path), "<file>", f"expected a mapping at top level, found {type(data).__name__}")
     return data

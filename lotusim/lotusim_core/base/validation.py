@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import yaml
+
+from lotusim_core.base import safe_yaml
 
 T = TypeVar("T")
 SHOWN_CHARS = 200  # longest repr of a value quoted in an error message (a whole fleet list is not)
@@ -37,6 +41,17 @@ class ConfigError(ValueError):
 
     def __reduce__(self):  # pickles with its three fields (multiprocessing, not the message alone)
         return type(self), (self.where, self.key, self.reason)
+
+
+def read_yaml_file(path: str | Path, error: type[ConfigError] = ConfigError) -> Any:
+    """The data of a YAML file (lotusim_core.base.safe_yaml), or `error(path, "<file>", reason)` when it cannot be
+    read or is not valid YAML."""
+    try:
+        return safe_yaml.load(Path(path).read_text())
+    except yaml.YAMLError as exc:
+        raise error(str(path), "<file>", f"not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise error(str(path), "<file>", f"cannot be read: {exc.strerror or exc}") from None
 
 
 def join_key(prefix: str, name: str | int) -> str:

@@ -30,10 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from lotusim_core.base import safe_yaml
 from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.validation import read_yaml_file
 from lotusim_core.sim.scenario import Plan, Scenario, ScenarioError
 from lotusim_sensors.suite import merge_sensors, parse_suite
 
@@ -120,12 +118,7 @@ def load_remapping(path: str | Path) -> HilRemapping:
     """Read and check the shape of a remapping file (the scenario checks come in apply_hil)."""
     path = Path(path).expanduser()
     where = str(path)
-    try:
-        data = safe_yaml.load(path.read_text())
-    except OSError as exc:
-        raise HilError(where, "<file>", f"cannot be read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise HilError(where, "<file>", f"not valid YAML: {exc}") from None
+    data = read_yaml_file(path, HilError)
     if not isinstance(data, dict):
         raise HilError(where, "<top level>", f"expected a mapping, found {type(data).__name__}")
     unknown = sorted(set(data) - set(KNOWN_KEYS))

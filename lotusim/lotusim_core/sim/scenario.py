@@ -29,7 +29,7 @@ from lotusim_core.base.catalogue import CatalogueError, apply_overrides, list_mo
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.base.names import name_problem
 from lotusim_core.base.paths import config_dir
-from lotusim_core.base.validation import ConfigError, Validator, join_key
+from lotusim_core.base.validation import ConfigError, Validator, join_key, read_yaml_file
 from lotusim_core.sim.spawn_checks import seabed_depths_m, start_problem
 from lotusim_env.ekman import RHO_WATER
 from lotusim_env.environment import build_environment
@@ -231,13 +231,7 @@ def resolve_scenario(name_or_path: str | Path) -> Path:
 def load_scenario(name_or_path: str | Path) -> Scenario:
     """Read and validate a scenario: a shipped name or a path. Raises ScenarioError (file, key, reason)."""
     path = resolve_scenario(name_or_path)
-    try:
-        data = safe_yaml.load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ScenarioError(str(path), "<file>", f"not valid YAML: {exc}") from None
-    except OSError as exc:
-        raise ScenarioError(str(path), "<file>", f"cannot be read: {exc.strerror or exc}") from None
-    return Scenario(data, path)
+    return Scenario(read_yaml_file(path, ScenarioError), path)
 
 
 def parse_override_value(text: str) -> Any:
