@@ -123,6 +123,11 @@ class Sim:
     def spin_once(self, timeout_s: float) -> None:
         self.executor.spin_once(timeout_sec=timeout_s)
 
+    def spin_until(self, predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
+        """spin_until on this Sim's executor: the `spin_until(predicate, timeout_s, what)` that RunClock and
+        other lotusim_core waits take."""
+        spin_until(self.executor, predicate, timeout_s, what)
+
     def wait_for_fleet_command(self, attempts: int = 3, attempt_s: float = 15.0) -> None:
         """Wait until the FleetCommand client has matched the server; renew the client between attempts.
 

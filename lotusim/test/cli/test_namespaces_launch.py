@@ -23,11 +23,10 @@ if shutil.which("ros2") is None or shutil.which("dynamics") is None:
     )
 
 from nav_msgs.msg import Odometry  # noqa: E402
-from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 
-from lotusim_core.ros import reliable_calls  # noqa: E402
-from lotusim_interfaces.action import FleetCommand  # noqa: E402
+from lotusim_core.ros import spin  # noqa: E402
+from lotusim_core.ros.fleet_client import FleetClient  # noqa: E402
 from lotusim_interfaces.msg import SimStats  # noqa: E402
 from simnodes import create_item  # noqa: E402
 
@@ -79,34 +78,28 @@ def test_push_ros_namespace_and_launch_remappings_move_vessel_topics(tmp_path, o
         got[topic] = []
         node.create_subscription(Odometry, topic, got[topic].append, 100)
 
+    def launch_alive() -> None:
+        assert proc.poll() is None, f"ros2 launch exited:\n{log.read_text()[-3000:]}"
+
     def spin_until(predicate, timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            assert proc.poll() is None, f"ros2 launch exited:\n{log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, (
-                f"timed out waiting for {what}; launch output:\n{log.read_text()[-3000:]}"
-            )
-            executor.spin_once(timeout_sec=0.05)
+        def failure() -> str:
+            return f"timed out waiting for {what}; launch output:\n{log.read_text()[-3000:]}"
+
+        spin.spin_until(executor, predicate, timeout_s, failure, check=launch_alive)
 
     try:
-        client = ActionClient(node, FleetCommand, "/lotusim/fleet_command")
-        spin_until(client.server_is_ready, 120.0, "the MAS server")
+        fleet = FleetClient(node, executor, check=launch_alive)
+        spin_until(fleet.server_is_ready, 120.0, "the MAS server")
         # both workers found (their /lotusim/<worker>/... services are absolute: namespaces do not hide them)
         spin_until(lambda: {"worker_0", "worker_1"} <= workers, 120.0, "both workers' stats")
-        settle = time.monotonic() + 2.0  # the MAS server reads the same stats
-        spin_until(lambda: time.monotonic() > settle, 5.0, "discovery")
+        fleet.spin_for(2.0)  # the MAS server reads the same stats
         a, b = create_item("a", "remus100", (0.0, 0.0, -5.0)), create_item("b", "remus100", (10.0, 0.0, -5.0))
         a.vessel.worker, b.vessel.worker = "worker_0", "worker_1"
-
-        def spin_once(timeout_s: float) -> None:
-            executor.spin_once(timeout_sec=timeout_s)
-
         # the MAS server learns of a worker from its stats as we did, but may hear it later on a loaded machine:
         # a create for a worker it does not know yet is refused (NO_WORKER) and asked again
         pending, deadline = [a, b], time.monotonic() + 60.0
         while pending:
-            handle = reliable_calls.send_goal(client, FleetCommand.Goal(items=pending), spin_once)
-            result = reliable_calls.goal_result(handle, spin_once, 60.0).result
+            result = fleet.command(pending, timeout_s=60.0)
             unknown = {r.name for r in result.results if not r.ok and "unknown worker" in r.reason}
             assert all(r.ok or r.name in unknown for r in result.results), [r.reason for r in result.results]
             assert not unknown or time.monotonic() < deadline, [r.reason for r in result.results]

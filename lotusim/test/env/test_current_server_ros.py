@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import shlex
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 from lotusim_env.current_server import CONFIG_TOPIC, MARKER_TOPIC, QUERY_SERVICE, CurrentServer  # noqa: E402
 from lotusim_interfaces.msg import EnvironmentConfig  # noqa: E402
 from lotusim_interfaces.srv import QueryCurrent  # noqa: E402
+from simnodes import spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -43,10 +43,8 @@ class Harness:
         self.params = AsyncParameterClient(self.client, "current_server")
 
     def spin_until(self, predicate, timeout: float = 10.0, what: str = "condition") -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
-            self.executor.spin_once(timeout_sec=0.02)
+        """simnodes.spin_until on this harness's executor (timeout in wall seconds)."""
+        spin_until(self.executor, predicate, timeout, what)
 
     def wait(self, future, timeout: float = 10.0):
         self.spin_until(future.done, timeout, "a reply")

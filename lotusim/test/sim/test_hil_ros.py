@@ -22,6 +22,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from sensor_msgs.msg import Imu  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
 
+from lotusim_core.ros import spin  # noqa: E402
 from lotusim_interfaces.srv import Step  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
@@ -57,12 +58,17 @@ class StandInStack:
         self.thrust = self.node.create_publisher(Float64, "/stack/actuators/thrust", 10)
         self.step = self.node.create_client(Step, "/lotusim/step")
 
-    def spin_until(self, predicate, timeout_s: float, what: str, alive=lambda: None) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            alive()
-            assert time.monotonic() < deadline, f"stand-in stack: timed out waiting for {what}"
-            self.executor.spin_once(timeout_sec=0.02)
+    def spin_until(self, predicate, timeout_s: float, what: str, alive=None) -> None:
+        """Spin (20 ms steps) until `predicate()`; `alive()` may raise (lotusim run ended). TimeoutError after
+        `timeout_s` wall seconds."""
+        spin.spin_until(
+            self.executor,
+            predicate,
+            timeout_s,
+            f"stand-in stack: timed out waiting for {what}",
+            check=alive,
+            step_s=0.02,
+        )
 
     def cycle(self, ended) -> bool:
         """One control cycle: command, advance the simulation by one cycle, wait for its reply. False: the

@@ -131,9 +131,6 @@ def test_release_waits_until_every_worker_applies_the_published_environment(ros_
         sim.client.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.__setitem__(m.worker, m), 10)
         clock = RunClock(sim.client, sim.spin_once, "dynamics_0", ["worker_0"], 0.02, 1)
 
-        def spin_until_or_raise(predicate, timeout_s: float, what: str) -> None:
-            spin_until(sim.executor, predicate, timeout_s, what)
-
         # a worker's report from before the environment came: held, with the reason in the error
         stale = {"worker_0": SimStats(worker="worker_0", environment_revision=0)}
         latched = QoSProfile(
@@ -144,9 +141,9 @@ def test_release_waits_until_every_worker_applies_the_published_environment(ros_
             EnvironmentConfig(revision=7, config_yaml="current: {model: constant, velocity_enu: [0.3, 0.0, 0.0]}")
         )
         with pytest.raises(TimeoutError, match="did not apply the environment"):
-            clock.wait_ready(3.0, spin_until_or_raise, stale)
+            clock.wait_ready(3.0, sim.spin_until, stale)
         # the worker's own reports: ready once it applies revision 7
-        clock.wait_ready(30.0, spin_until_or_raise, stats)
+        clock.wait_ready(30.0, sim.spin_until, stats)
         assert stats["worker_0"].environment_revision == 7 and sim.worker.environment_revision == 7
         assert sim.worker.iteration == 0  # still held: wait_ready releases nothing
     finally:

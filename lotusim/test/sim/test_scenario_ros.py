@@ -12,17 +12,16 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from rclpy.action import ActionClient  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Imu  # noqa: E402
 
+from lotusim_core.ros.fleet_client import FleetClient  # noqa: E402
 from lotusim_core.ros.node_runner import make_executor  # noqa: E402
 from lotusim_core.sim.mas_server import MasServer  # noqa: E402
 from lotusim_core.sim.scenario import enu_positions, load_scenario  # noqa: E402
 from lotusim_env.current_server import CurrentServer  # noqa: E402
-from lotusim_interfaces.action import FleetCommand  # noqa: E402
 from lotusim_interfaces.msg import FleetState  # noqa: E402
-from lotusim_interfaces.srv import ListVessels, Step  # noqa: E402
+from lotusim_interfaces.srv import Step  # noqa: E402
 from lotusim_physics.dynamics_node import DynamicsWorker  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 from simnodes import spin_until  # noqa: E402
@@ -76,13 +75,11 @@ def test_plan_starts_the_nodes_and_spawns_the_scenario(ros_context, tmp_path):
         states: dict[str, FleetState] = {}  # latest fleet state of each worker
         client.create_subscription(FleetState, "/lotusim/fleet_state", lambda m: states.__setitem__(m.worker, m), 100)
 
-        action = ActionClient(client, FleetCommand, "/lotusim/fleet_command")
-        spin_until(executor, action.server_is_ready, 30.0, "fleet_command")
-        goal = action.send_goal_async(FleetCommand.Goal(items=plan.spawn_items()))
-        spin_until(executor, goal.done, 20.0, "goal accepted")
-        result = goal.result().get_result_async()
-        spin_until(executor, result.done, 30.0, "goal result")
-        assert [r.ok for r in result.result().result.results] == [True] * 5, result.result().result.results
+        fleet = FleetClient(client, executor)
+        fleet.wait_for_server(30.0, what="timed out waiting for fleet_command", settle_s=0.0)
+        # acceptance: 20 s on the first attempt (the goal re-sent under its id if its answer is lost)
+        result = fleet.command(plan.spawn_items(), timeout_s=30.0, answer_s=20.0)
+        assert [r.ok for r in result.results] == [True] * 5, result.results
 
         step = client.create_client(Step, "/lotusim/step")
         spin_until(executor, step.service_is_ready, 10.0, "/lotusim/step")
@@ -91,11 +88,9 @@ def test_plan_starts_the_nodes_and_spawns_the_scenario(ros_context, tmp_path):
             spin_until(executor, done.done, 10.0, "step")
         spin_until(executor, lambda: len(imu) >= 5, 10.0, "IMU of the REMUS at 25 Hz")
 
-        listing = client.create_client(ListVessels, "/lotusim/list_vessels")
-        spin_until(executor, listing.service_is_ready, 10.0, "/lotusim/list_vessels")
-        reply = listing.call_async(ListVessels.Request())
-        spin_until(executor, lambda: reply.done() and len(reply.result().vessels) == 5, 10.0, "vessel listing")
-        infos = {v.name: v for v in reply.result().vessels}
+        vessels = fleet.list_vessels(wait_s=10.0)
+        assert len(vessels) == 5, [v.name for v in vessels]
+        infos = {v.name: v for v in vessels}
     finally:
         executor.shutdown()
         for node in [client, *nodes]:

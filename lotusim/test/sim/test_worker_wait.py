@@ -10,16 +10,16 @@ import time
 
 import pytest
 import rclpy
-from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 
 from lotusim_core.ros import reliable_calls
+from lotusim_core.ros.fleet_client import FleetClient
 from lotusim_core.ros.node_runner import make_executor
 from lotusim_core.sim.mas_server import MasServer
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import ItemResult
 from lotusim_physics.dynamics_node import DynamicsWorker
-from simnodes import create_item, spin_until
+from simnodes import create_item
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
 
@@ -27,29 +27,24 @@ LATE_S = 12.0  # a worker that reports this long after the goal (the old limit w
 
 
 def _mas_and_client(context, **params):
+    """A MAS server and a FleetClient of it on one executor, the server seen by the client."""
     executor = make_executor(context=context)
     mas = MasServer(context=context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     client_node = rclpy.create_node("user", context=context)
     for node in (mas, client_node):
         executor.add_node(node)
-    client = ActionClient(client_node, FleetCommand, "/lotusim/fleet_command")
-    spin_until(executor, client.server_is_ready, 30.0, "fleet_command server")
-    return executor, [mas, client_node], client
-
-
-def _spin_for(executor, seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        executor.spin_once(timeout_sec=0.05)
+    fleet = FleetClient(client_node, executor)
+    fleet.wait_for_server(30.0, what="timed out waiting for fleet_command server", settle_s=0.0)
+    return executor, [mas, client_node], fleet
 
 
 def test_a_goal_sent_before_any_worker_waits_for_a_late_one(ros_context, capfd):
-    executor, nodes, client = _mas_and_client(ros_context)  # the default worker_wait_s
+    executor, nodes, fleet = _mas_and_client(ros_context)  # the default worker_wait_s
     try:
-        _spin_for(executor, 0.5)
+        fleet.spin_for(0.5)
         goal = FleetCommand.Goal(items=[create_item("auv", "remus100")])
-        handle = reliable_calls.send_goal(client, goal, lambda t: executor.spin_once(timeout_sec=t))
-        _spin_for(executor, LATE_S)
+        handle = reliable_calls.send_goal(fleet.action, goal, fleet.spin_once)  # its result comes after the worker
+        fleet.spin_for(LATE_S)
         worker = DynamicsWorker(
             context=ros_context,
             worker="worker_0",
@@ -58,7 +53,7 @@ def test_a_goal_sent_before_any_worker_waits_for_a_late_one(ros_context, capfd):
         )
         nodes.append(worker)
         executor.add_node(worker)
-        result = reliable_calls.goal_result(handle, lambda t: executor.spin_once(timeout_sec=t), 60.0).result
+        result = reliable_calls.goal_result(handle, fleet.spin_once, 60.0).result
         assert (result.succeeded, result.failed) == (1, 0), [r.reason for r in result.results]
         assert "waiting for a dynamics worker, 10 of 300 s" in capfd.readouterr().err
     finally:
@@ -68,13 +63,11 @@ def test_a_goal_sent_before_any_worker_waits_for_a_late_one(ros_context, capfd):
 
 
 def test_without_a_worker_the_goal_is_refused_after_the_stated_limit(ros_context, capfd):
-    executor, nodes, client = _mas_and_client(ros_context, worker_wait_s=2.0)
+    executor, nodes, fleet = _mas_and_client(ros_context, worker_wait_s=2.0)
     try:
-        _spin_for(executor, 0.5)
+        fleet.spin_for(0.5)
         start = time.monotonic()
-        goal = FleetCommand.Goal(items=[create_item("auv", "remus100")])
-        handle = reliable_calls.send_goal(client, goal, lambda t: executor.spin_once(timeout_sec=t))
-        result = reliable_calls.goal_result(handle, lambda t: executor.spin_once(timeout_sec=t), 30.0).result
+        result = fleet.command([create_item("auv", "remus100")], timeout_s=30.0)
         assert time.monotonic() - start < 10.0
         assert result.failed == 1 and result.results[0].code == ItemResult.NO_WORKER
         err = capfd.readouterr().err
