@@ -4,12 +4,14 @@ lotusim_physics.worker_settings; its publications (clock, fleet state, odometry,
 lotusim_physics.dynamics_node_outputs; its vessels' topics come and go by lotusim_physics.endpoint_queue.
 
 It serves /lotusim/<worker>/command (vessels created, deleted and moved by the MAS server), list_vessels and
-checkpoint, and as clock master /lotusim/step and the /lotusim/step_for action (lockstep mode). It subscribes per
-vessel to `<vessel>/thrusters/<thruster>/cmd`, `<vessel>/fins/<fin>/cmd` (std_msgs/Float64; actuator names from the
-vehicle file) and `<vessel>/cmd_wrench` (geometry_msgs/Wrench, body FLU); non-finite commands are rejected and
-logged, the vessel keeps its last valid command. Per-vessel names are relative (in the node's namespace),
-fleet-wide ones absolute (lotusim_core.ros.ros_names). In every mode, the parameter `run_until_s` holds the worker
-at the first step at or after that sim time (lotusim_physics.run_limit). Interfaces: docs/interfaces.md.
+checkpoint, and as clock master /lotusim/step and the /lotusim/step_for action (lockstep mode). It latches its
+roster (lotusim_physics.fleet_roster) on /lotusim/fleet_roster at start and whenever its vessels change (create,
+delete, restore). It subscribes per vessel to `<vessel>/thrusters/<thruster>/cmd`, `<vessel>/fins/<fin>/cmd`
+(std_msgs/Float64; actuator names from the vehicle file) and `<vessel>/cmd_wrench` (geometry_msgs/Wrench, body
+FLU); non-finite commands are rejected and logged, the vessel keeps its last valid command. Per-vessel names are
+relative (in the node's namespace), fleet-wide ones absolute (lotusim_core.ros.ros_names). In every mode, the
+parameter `run_until_s` holds the worker at the first step at or after that sim time (lotusim_physics.run_limit).
+Interfaces: docs/interfaces.md.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ from lotusim_core.ros.node_runner import run_node_main
 from lotusim_core.ros.prepacked import raw_publish
 from lotusim_core.ros.qos import LATCHED
 from lotusim_interfaces.action import StepFor
-from lotusim_interfaces.msg import EnvironmentConfig, FleetState, SimStats
+from lotusim_interfaces.msg import EnvironmentConfig, FleetRoster, FleetState, SimStats
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
 from lotusim_physics import checkpoint as worker_checkpoint
 from lotusim_physics import dynamics_node_outputs as out
 from lotusim_physics import pacing
 from lotusim_physics.endpoint_queue import EndpointQueue
+from lotusim_physics.fleet_roster import RosterRevisions, roster_of
 from lotusim_physics.run_limit import RunLimit
 from lotusim_physics.worker import CREATE, DELETE, MOVE, FleetWorker
 from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
@@ -76,6 +79,7 @@ class DynamicsWorker(Node):
         self._create_services(s)
         self.pacer = pacing.Pacer(s.step_s, s.stats_rate_hz)
         self._create_timers(s)
+        self._publish_roster()
         self.get_logger().info(
             f"worker {self.worker}: mode {s.mode}, step {s.step_s} s, RTF target {s.rtf_target}, "
             f"integrator {s.integrator}, clock master {s.clock_master}"
@@ -91,6 +95,8 @@ class DynamicsWorker(Node):
         send_state = raw_publish(self._state_pub)
         self.outputs = out.FleetOutputs(self.core, send_clock, send_state, send_tf, self._odom_send_of)
         self._stats_pub = self.create_publisher(SimStats, "/lotusim/stats", 10)
+        self._roster_pub = self.create_publisher(FleetRoster, "/lotusim/fleet_roster", LATCHED)
+        self._roster_revisions = RosterRevisions()
 
     def _create_services(self, s: WorkerSettings) -> None:
         """The worker's services, and the subscriptions that are not per vessel."""
@@ -256,6 +262,7 @@ class DynamicsWorker(Node):
             if result.ok and command in (CREATE, DELETE):
                 (self._added if command == CREATE else self._removed)(result.name)
         response.results = [out.item_result(r) for r in results]
+        self._publish_roster()
         if not self.run_limit.allowed(self.core.iteration, 1):  # held: show the new fleet now (sensors learn of it)
             self.outputs.publish_state(divmod(self.sim_time_ns, 1_000_000_000))
         return response
@@ -298,6 +305,14 @@ class DynamicsWorker(Node):
             self._removed(name)
         for name in self.core.vessels:
             self._added(name)
+        self._publish_roster()
+
+    def _publish_roster(self) -> None:
+        """Latch the worker's roster on /lotusim/fleet_roster if it changed (lotusim_physics.fleet_roster)."""
+        entries = roster_of(self.core)
+        revision = self._roster_revisions.changed(entries)
+        if revision is not None:
+            self._roster_pub.publish(out.roster_message(self.worker, revision, entries))
 
     def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
         """SAVE / CHECK / RESTORE checkpoint NAME (request.path) in the checkpoint directory; a refusal leaves the

@@ -9,7 +9,8 @@ worker's Fleet (lotusim_physics.worker.FleetWorker). A worker publishes (docs/in
   `odom_rate_hz` of sim time (vessels are spread over the steps of one period to smooth the load);
 - /tf (tf2_msgs/TFMessage): odom -> <vessel>/base_link of the same vessels at the same steps as the odometry, one
   message per step (parameter `publish_tf`; the clock master then also latches map -> odom on /tf_static);
-- /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time.
+- /lotusim/stats (lotusim_interfaces/SimStats) at `stats_rate_hz` of wall time;
+- /lotusim/fleet_roster (lotusim_interfaces/FleetRoster, latched) at start and whenever its vessels change (the node).
 A rate of sim time is kept exactly on average: the output follows the first step at or after each multiple of
 its period (lotusim_physics.output_schedule; 0.03 s steps at 10 Hz: intervals of 0.12, 0.09, 0.09 s).
 """
@@ -28,7 +29,8 @@ from tf2_msgs.msg import TFMessage
 
 from lotusim_core.ros.prepacked import RawArrays, RawBatch, RawMessage, RawSequence
 from lotusim_core.ros.ros_names import ODOM_FRAME
-from lotusim_interfaces.msg import FleetState, ItemResult, SimStats, VesselInfo
+from lotusim_interfaces.msg import FleetRoster, FleetState, ItemResult, SimStats, VesselInfo
+from lotusim_physics.fleet_roster import RosterEntry
 from lotusim_physics.output_layout import (
     FLEET_STATE_ARRAYS,
     ODOM_DOUBLES,
@@ -237,6 +239,16 @@ def vessel_infos(worker: FleetWorker) -> list[VesselInfo]:
             info.status_reason = frozen_reason
         infos.append(info)
     return infos
+
+
+def roster_message(worker: str, revision: int, entries: tuple[RosterEntry, ...]) -> FleetRoster:
+    """The lotusim_interfaces/FleetRoster of a worker's roster (lotusim_physics.fleet_roster; pose and status left
+    at their defaults)."""
+    vessels = [
+        VesselInfo(name=e.name, model=e.model, domain=e.domain, worker=worker, overrides_yaml=e.overrides_yaml)
+        for e in entries
+    ]
+    return FleetRoster(worker=worker, revision=revision, vessels=vessels)
 
 
 def stats_message(worker: FleetWorker, settings: WorkerSettings, window: WindowStats) -> SimStats:

@@ -3,8 +3,8 @@
 Only ROS is wired here (parameters, endpoints, timers). Every sensor is sampled in **sim time** from the FleetState
 stamps (lotusim_sensors.banks: schedule; lotusim_sensors.samplers: models batched over the vessels due at a step)
 for the vessels of every worker's latest FleetState (lotusim_sensors.roster), with the suite of each vessel's
-model, creation overrides and `vessels_yaml` entry (lotusim_sensors.suite_sources: the worker's list_vessels is
-asked again after LIST_RETRY_S wall seconds without an answer); acoustic modem: lotusim_sensors.modem. Messages:
+model, creation overrides (from its worker's roster, latched on /lotusim/fleet_roster) and `vessels_yaml` entry
+(lotusim_sensors.suite_sources); acoustic modem: lotusim_sensors.modem. Messages:
 one adapter per kind (lotusim_sensors.sensor_messages; the high-rate ones pre-serialized, lotusim_core.ros.prepacked).
 Topics (`<vessel>/...` in the node's namespace, and /lotusim/ais), frames (`<vessel>/<sensor>_link`, latched on
 /tf_static under `<vessel>/base_link` by lotusim_core.ros.static_frames) and parameters: docs/sensors.md.
@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 import yaml
-from rclpy.clock import Clock, ClockType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import QoSProfile
 
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin
@@ -28,8 +28,8 @@ from lotusim_core.ros.node_runner import run_node_main
 from lotusim_core.ros.qos import LATCHED
 from lotusim_core.ros.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
-from lotusim_interfaces.msg import AIS, AcousticMessage, EnvironmentConfig, FleetState
-from lotusim_interfaces.srv import Checkpoint, ListVessels
+from lotusim_interfaces.msg import AIS, AcousticMessage, EnvironmentConfig, FleetRoster, FleetState
+from lotusim_interfaces.srv import Checkpoint
 from lotusim_sensors import acoustic, imu, sensor_messages
 from lotusim_sensors import checkpoint as sensor_checkpoint
 from lotusim_sensors.banks import NS_PER_S, SensorBanks
@@ -38,10 +38,12 @@ from lotusim_sensors.roster import Roster, shape_errors
 from lotusim_sensors.samplers import SAMPLERS, Site, parse_beacons
 from lotusim_sensors.sensor_messages import IMU_FIELDS as IMU_FIELDS  # re-exported for bench/bench_sensors.py
 from lotusim_sensors.suite import KINDS
-from lotusim_sensors.suite_sources import ListingRequests, SuiteSources, listing_of, parse_vessels_yaml
+from lotusim_sensors.suite_sources import SuiteSources, entries_of, parse_vessels_yaml
 
-LIST_RETRY_S = 5.0  # wall seconds before an unanswered list_vessels request is sent again
 SENSOR_QOS = 10
+# every worker latches its roster (depth 1 per publisher): the subscription keeps enough for all of them to arrive
+# at once when the node starts late
+ROSTERS_QOS = QoSProfile(depth=256, durability=LATCHED.durability, reliability=LATCHED.reliability)
 
 
 class SensorPublisher(Node):
@@ -51,7 +53,7 @@ class SensorPublisher(Node):
         super().__init__("sensor_publisher", **node_kwargs)
         param = self._param
         self._seed_param = int(param("seed", -1))
-        self._sources = SuiteSources(parse_vessels_yaml(param("vessels_yaml", "")), str(param("default_model", "")))
+        self._sources = SuiteSources(parse_vessels_yaml(param("vessels_yaml", "")))
         origin = GeodeticOrigin(float(param("origin_latitude_deg", 0.0)), float(param("origin_longitude_deg", 0.0)),
                                 float(param("origin_altitude_m", 0.0)))  # fmt: skip
         field = imu.earth_field_enu_t(float(param("magnetic_declination_deg", 0.0)),
@@ -68,12 +70,6 @@ class SensorPublisher(Node):
         self._slot_of = self._fleet.slot_of  # vessel -> slot (the roster's, read by tests)
         self._io: dict[str, sensor_messages.Io] = {kind: {} for kind in KINDS}  # kind -> slot -> endpoints
         self._modem_subs: dict[int, Any] = {}
-        self._listing = ListingRequests(
-            lambda worker: self.create_client(ListVessels, f"/lotusim/{worker}/list_vessels"),
-            ListVessels.Request, self._on_vessel_list,
-        )  # fmt: skip
-        self._list_client = self._listing.client
-        self.create_timer(1.0, self._ask_again, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._t_ns, self._last_worker = 0, ""
         self._warned: set[str] = set()
         self.published = 0  # messages published since start (benchmarks, tests)
@@ -82,6 +78,7 @@ class SensorPublisher(Node):
         # depth 100: lockstep bursts (StepFor, Step with many steps) publish many states back to back
         self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 100)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+        self.create_subscription(FleetRoster, "/lotusim/fleet_roster", self._on_roster, ROSTERS_QOS)
         # checkpoints (lotusim_sensors.checkpoint): saved and restored by name, asked by the MAS server
         self.checkpoint_dir = str(param("checkpoint_dir", ""))
         self._restored = self._banks.saved  # vessel -> kind -> saved sensor state not yet applied
@@ -118,14 +115,9 @@ class SensorPublisher(Node):
             self._configure(name, slot, worker)
         return update.slots
 
-    def _ask_again(self) -> None:
-        for worker in self._listing.ask_again(LIST_RETRY_S):
-            self.get_logger().info(f"no list_vessels answer from worker {worker} in {LIST_RETRY_S:.0f} s: asked again")
-
-    def _on_vessel_list(self, worker: str, vessels: list, error: str) -> None:
-        if error:
-            self.get_logger().warning(f"list_vessels failed ({error}); vessels get their suite from their name")
-        for name in self._sources.on_listing(worker, listing_of(vessels)):
+    def _on_roster(self, msg: FleetRoster) -> None:
+        """A worker's latest roster: the vessels whose model or creation overrides it changes are configured again."""
+        for name in self._sources.on_roster(msg.worker, entries_of(msg.vessels)):
             slot = self._slot_of.get(name)
             if slot is not None:
                 self._reconfigure(name, slot)
@@ -136,7 +128,7 @@ class SensorPublisher(Node):
 
     def _configure(self, name: str, slot: int, worker: str) -> None:
         try:
-            suite, model = self._sources.resolve(name, worker, self._listing.ask)
+            suite, model = self._sources.resolve(name, worker)
         except (ValueError, OSError, yaml.YAMLError) as exc:
             self.get_logger().error(f"vessel {name}: no sensors ({exc})")
             return

@@ -19,8 +19,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import FluidPressure, Imu, NavSatFix, NavSatStatus  # noqa: E402
 
 from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
+from lotusim_core.ros.qos import LATCHED  # noqa: E402
 from lotusim_core.ros.ros_arrays import to_float64_array  # noqa: E402
-from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, FleetState  # noqa: E402
+from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange, FleetRoster, FleetState, VesselInfo  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
@@ -80,6 +81,10 @@ def rig(ros_context):
     executor = SingleThreadedExecutor(context=ros_context)
     executor.add_node(sensors)
     executor.add_node(test)
+    # the test node stands for worker w0: it latches the roster of its model-less vessels (suites from vessels_yaml)
+    roster = FleetRoster(worker="w0", vessels=[VesselInfo(name=name, worker="w0") for name in VESSELS])
+    test.create_publisher(FleetRoster, "/lotusim/fleet_roster", LATCHED).publish(roster)
+    _spin_until(executor, lambda: "w0" in sensors._sources.rosters)
     yield sensors, test, executor
     executor.shutdown()
     test.destroy_node()

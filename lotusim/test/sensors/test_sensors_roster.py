@@ -1,5 +1,5 @@
-"""The sensor layer's fleet table (lotusim_sensors.roster) and the three sources of a vessel's sensor suite
-(lotusim_sensors.suite_sources), without ROS."""
+"""The sensor layer's fleet table (lotusim_sensors.roster) and the sources of a vessel's sensor suite
+(lotusim_sensors.suite_sources: workers' rosters and vessels_yaml), without ROS."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lotusim_sensors.roster import Roster, shape_errors
-from lotusim_sensors.suite_sources import ListingRequests, SuiteSources, parse_vessels_yaml, spawn_sensors
+from lotusim_sensors.suite_sources import SuiteSources, entries_of, parse_vessels_yaml, spawn_sensors
 
 
 def test_vessels_take_slots_in_order_and_a_freed_slot_is_reused():
@@ -92,125 +92,75 @@ def test_creation_overrides_give_their_sensors_mapping_or_none():
     assert spawn_sensors("sensors: [") is None  # unreadable: none
 
 
-def never(worker: str) -> bool:
-    return False
-
-
-def test_the_model_comes_from_vessels_yaml_else_the_name_else_the_default():
-    sources = SuiteSources({"boat": {"model": "wamv"}}, default_model="kayak_usv")
-    assert sources.model_from_name("lrauv") == "lrauv"
-    assert sources.model_from_name("lrauv_12") == "lrauv"
-    assert sources.model_from_name("lrauv_x") == "kayak_usv"
-    assert sources.model_from_name("bluerov2_heavy_1") == "bluerov2_heavy"
-    assert sources.resolve("boat", "w0", never)[1] == "wamv"
-    suite, model = sources.resolve("lrauv_2", "w0", never)
+def test_the_model_comes_from_vessels_yaml_else_the_roster_and_nothing_is_guessed():
+    sources = SuiteSources({"boat": {"model": "wamv"}})
+    assert sources.resolve("boat", "w0")[1] == "wamv"  # no roster needed
+    assert sources.resolve("lrauv_2", "w0") == ({}, "")  # a model's name is not a model: it waits
+    assert sources.unsuited == {"lrauv_2"}
+    assert sources.on_roster("w0", {"lrauv_2": ("lrauv", None), "boat": ("kayak_usv", None)}) == ["lrauv_2"]
+    suite, model = sources.resolve("lrauv_2", "w0")
     assert model == "lrauv" and set(suite) == {"dvl", "gps", "imu", "magnetometer", "modem", "pressure", "usbl"}
-    assert sources.resolve("thing", "w0", never)[1] == "kayak_usv"
+    assert sources.resolve("boat", "w0")[1] == "wamv"  # vessels_yaml's model wins over the roster's
+    assert not sources.unsuited
 
 
 def test_vessels_yaml_sensors_are_merged_over_the_catalogue():
-    sources = SuiteSources({"lrauv_1": {"sensors": {"imu": {"rate_hz": 7}, "usbl": {"enabled": False}}}}, "")
-    suite, _ = sources.resolve("lrauv_1", "w0", never)
+    sources = SuiteSources(
+        {"lrauv_1": {"model": "lrauv", "sensors": {"imu": {"rate_hz": 7}, "usbl": {"enabled": False}}}}
+    )
+    suite, _ = sources.resolve("lrauv_1", "w0")
     assert suite["imu"]["rate_hz"] == 7.0 and "usbl" not in suite and "dvl" in suite
-    nameless, model = SuiteSources({}, "").resolve("thing", "w0", never)
-    assert nameless == {} and model == ""
+    modelless = SuiteSources({"thing": {"sensors": {"gps": {"rate_hz": 2}}}})
+    assert modelless.resolve("thing", "w0") == ({}, "")  # no model yet: waits
+    modelless.on_roster("w0", {"thing": ("", None)})  # a roster entry without a model: only vessels_yaml's sensors
+    suite, model = modelless.resolve("thing", "w0")
+    assert model == "" and set(suite) == {"gps"} and suite["gps"]["rate_hz"] == 2.0
 
 
-def test_a_vessel_waits_for_its_workers_listing_then_gets_the_listed_model_and_creation_overrides():
-    asked: list[str] = []
-
-    def ask(worker: str) -> bool:
-        asked.append(worker)
-        return True
-
-    sources = SuiteSources({}, "")
-    assert sources.resolve("tethys", "w0", ask) == ({}, "")
-    assert asked == ["w0"] and sources.pending == {"tethys": "w0"} and "tethys" in sources.unsuited
-    again = sources.on_listing("w0", {"tethys": ("wamv", {"gps": {"rate_hz": 2}})})
-    assert again == ["tethys"] and sources.pending == {} and not sources.unsuited
-    suite, model = sources.resolve("tethys", "w0", ask)
+def test_a_vessel_waits_for_its_workers_roster_then_gets_the_model_and_creation_overrides():
+    sources = SuiteSources({})
+    assert sources.resolve("tethys", "w0") == ({}, "")
+    assert sources.unsuited == {"tethys"}
+    assert sources.on_roster("w1", {"other": ("lrauv", None)}) == []  # another worker's roster: still waits
+    again = sources.on_roster("w0", {"tethys": ("wamv", {"gps": {"rate_hz": 2}})})
+    assert again == ["tethys"]
+    suite, model = sources.resolve("tethys", "w0")
     assert model == "wamv" and suite["gps"]["rate_hz"] == 2.0 and set(suite) == {"ais", "gps", "imu", "magnetometer"}
-    assert asked == ["w0"]  # listed: not asked again
+    assert not sources.unsuited
+    assert sources.on_roster("w0", {"tethys": ("wamv", {"gps": {"rate_hz": 2}})}) == []  # unchanged: not redone
 
 
 def test_a_vessel_whose_model_vessels_yaml_gives_starts_at_once_and_is_redone_only_for_creation_overrides():
-    sources = SuiteSources({"a": {"model": "lrauv"}, "b": {"model": "lrauv"}}, "")
-    assert sources.resolve("a", "w0", lambda w: True)[1] == "lrauv"
-    assert sources.resolve("b", "w0", lambda w: True)[1] == "lrauv"
-    assert sources.pending == {"a": "w0", "b": "w0"} and not sources.unsuited
-    # a: created without sensor overrides (nothing to redo); b: with some; "c" waits for another worker
-    sources.pending["c"] = "w1"
-    assert sources.on_listing("w0", {"a": ("lrauv", None), "b": ("lrauv", {"imu": {"rate_hz": 5}})}) == ["b"]
-    assert sources.pending == {"c": "w1"}
-    assert sources.resolve("b", "w0", never)[0]["imu"]["rate_hz"] == 5.0
+    sources = SuiteSources({"a": {"model": "lrauv"}, "b": {"model": "lrauv"}})
+    assert sources.resolve("a", "w0")[1] == "lrauv"
+    assert sources.resolve("b", "w0")[1] == "lrauv"
+    assert not sources.unsuited
+    # a: created without sensor overrides (nothing to redo); b: with some
+    assert sources.on_roster("w0", {"a": ("lrauv", None), "b": ("lrauv", {"imu": {"rate_hz": 5}})}) == ["b"]
+    assert sources.resolve("b", "w0")[0]["imu"]["rate_hz"] == 5.0
 
 
-def test_a_vessel_missing_from_the_listing_gets_its_suite_from_its_name_and_forget_clears_it():
-    sources = SuiteSources({}, "")
-    sources.resolve("remus100_4", "w0", lambda w: True)
-    assert sources.on_listing("w0", {}) == ["remus100_4"]
-    assert sources.listed["remus100_4"] == ("", None)
-    assert sources.resolve("remus100_4", "w0", never)[1] == "remus100"
-    sources.forget("remus100_4")
-    assert "remus100_4" not in sources.listed
+def test_a_vessel_created_again_with_another_model_is_redone_and_one_left_out_keeps_its_suite():
+    sources = SuiteSources({})
+    sources.on_roster("w0", {"x": ("lrauv", None), "y": ("wamv", None)})
+    assert sources.resolve("x", "w0")[1] == "lrauv" and sources.resolve("y", "w0")[1] == "wamv"
+    assert sources.on_roster("w0", {"x": ("lrauv", None)}) == []  # y deleted: its fleet state removes it
+    assert sources.on_roster("w0", {"x": ("wamv", None)}) == ["x"]  # deleted and created again as a WAM-V
+    assert sources.resolve("x", "w0")[1] == "wamv"
+    sources.forget("x")
+    assert "x" not in sources.used and sources.on_roster("w0", {"x": ("lrauv", None)}) == []
 
 
-class FakeFuture:
-    def __init__(self) -> None:
-        self.callbacks: list = []
-        self.finished = False
-        self.reply = None  # None: the request failed
-
-    def result(self):
-        if self.reply is None:
-            raise RuntimeError("service call failed")
-        return self.reply
-
-    def add_done_callback(self, callback) -> None:
-        self.callbacks.append(callback)
-
-    def done(self) -> bool:
-        return self.finished
-
-    def finish(self) -> None:
-        self.finished = True
-        for callback in self.callbacks:
-            callback(self)
+def test_a_vessel_that_moved_to_another_worker_takes_its_entry_from_that_roster():
+    sources = SuiteSources({})
+    sources.on_roster("w1", {"m": ("remus100", None)})
+    assert sources.resolve("m", "w0")[1] == "remus100"  # its fleet state still came from w0
+    assert sources.on_roster("w0", {}) == []
 
 
-class FakeClient:
-    def __init__(self, ready: bool = True) -> None:
-        self.ready, self.sent, self.removed = ready, [], []
-
-    def service_is_ready(self) -> bool:
-        return self.ready
-
-    def call_async(self, request) -> FakeFuture:
-        self.sent.append(FakeFuture())
-        return self.sent[-1]
-
-    def remove_pending_request(self, future) -> None:
-        self.removed.append(future)
-
-
-def test_listing_requests_one_in_flight_per_worker_and_asked_again_after_the_retry_time():
-    clients = {"w0": FakeClient(), "down": FakeClient(ready=False)}
-    now = [100.0]
-    answers: list[tuple[str, list, str]] = []
-    requests = ListingRequests(clients.__getitem__, object, lambda *a: answers.append(a), clock=lambda: now[0])
-    assert requests.client("") is None and not requests.ask("")
-    assert not requests.ask("down") and clients["down"].sent == []
-    assert requests.ask("w0") and requests.ask("w0")
-    assert len(clients["w0"].sent) == 1  # the request in flight serves both
-    now[0] += 4.0
-    assert requests.ask_again(5.0) == []
-    now[0] += 2.0
-    assert requests.ask_again(5.0) == ["w0"]
-    lost, second = clients["w0"].sent
-    assert clients["w0"].removed == [lost] and requests.inflight["w0"] == (second, 106.0)
-    second.reply = SimpleNamespace(vessels=["listing"])
-    second.finish()
-    assert answers == [("w0", ["listing"], "")] and requests.inflight == {}
-    assert requests.ask("w0") and len(clients["w0"].sent) == 3  # answered: a new vessel asks again
-    clients["w0"].sent[-1].finish()  # failed: no vessels, and why
-    assert answers[-1] == ("w0", [], "service call failed") and requests.inflight == {}
+def test_roster_entries_of_vessel_infos():
+    infos = [
+        SimpleNamespace(name="a", model="lrauv", overrides_yaml=""),
+        SimpleNamespace(name="b", model="wamv", overrides_yaml="{sensors: {gps: {rate_hz: 2}}, mass: 10}"),
+    ]
+    assert entries_of(infos) == {"a": ("lrauv", None), "b": ("wamv", {"gps": {"rate_hz": 2}})}
