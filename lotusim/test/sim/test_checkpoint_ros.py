@@ -349,8 +349,11 @@ def test_sensors_continue_bit_for_bit_and_a_deleted_vessel_gets_its_sensor_state
         assert saved.success and saved.message == "", saved.message
         boat_saved = (int(gps.counter[boat]), int(gps.next_due_ns[boat]), bool(gps.state["had_fix"][boat]))
         assert boat_saved[0] > 0
-        count = len(imu)
-        sim.step(40)
+        count, t_saved = len(imu), sensors._t_ns
+        sim.step(1)  # the boat's GPS one step after the save: what it must be one step after the restore
+        spin_until(sim.executor, lambda: sensors._t_ns > t_saved, 10.0, "the step after the save")
+        boat_next = (int(gps.counter[boat]), int(gps.next_due_ns[boat]), bool(gps.state["had_fix"][boat]))
+        sim.step(39)
         spin_until(sim.executor, lambda: len(imu) >= count + 40, 10.0, "IMU after the save")
         reference = [(m.header.stamp.sec, m.header.stamp.nanosec, m.linear_acceleration.x, m.angular_velocity.z,
                       m.orientation.w) for m in imu[count : count + 40]]  # fmt: skip
@@ -361,11 +364,13 @@ def test_sensors_continue_bit_for_bit_and_a_deleted_vessel_gets_its_sensor_state
         restored = _call(sim, RESTORE, "with_sensors")
         assert restored.success and restored.message == "", restored.message
         count = len(imu)
-        sim.step(1)  # brings "boat" back to the sensor node, which asks its worker for its model
+        # brings "boat" back to the sensor node (its model from the worker's roster, latched by the restore): its
+        # saved sensor state is applied and it samples that step as it did after the save
+        sim.step(1)
         spin_until(sim.executor, lambda: "boat" in sensors._slot_of, 10.0, "boat back")
         boat = sensors._slot_of["boat"]
         spin_until(sim.executor, lambda: "boat" not in sensors._restored, 10.0, "boat's sensors restored")
-        assert (int(gps.counter[boat]), int(gps.next_due_ns[boat]), bool(gps.state["had_fix"][boat])) == boat_saved
+        assert (int(gps.counter[boat]), int(gps.next_due_ns[boat]), bool(gps.state["had_fix"][boat])) == boat_next
         sim.step(39)
         spin_until(sim.executor, lambda: len(imu) >= count + 40, 10.0, "IMU after the restore")
         again = [(m.header.stamp.sec, m.header.stamp.nanosec, m.linear_acceleration.x, m.angular_velocity.z,
