@@ -12,6 +12,7 @@ import pytest
 rclpy = pytest.importorskip("rclpy")
 
 from lotusim_core.base.geodesy import GeodeticOrigin  # noqa: E402
+from lotusim_core.ros.spin import wait_for  # noqa: E402
 from lotusim_core.sim.fleet_registry import FleetRegistry  # noqa: E402
 from lotusim_core.sim.scenario import load_scenario  # noqa: E402
 from simnodes import Sim, create_item  # noqa: E402
@@ -71,28 +72,15 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
     The master's states that reached this probe stand for its clock: a burst of states (the master catching up)
     overflows the publisher's queue of 10 for a slow subscriber, so a state the probe lacks was not necessarily
     never published; this test once took such gaps for stamps off the master's clock."""
-    import os
-    import signal
     import struct
-    import subprocess
-    import sys
 
-    from test_faults_cli import Probe, _wait
+    from cli_probe import Probe, start_run, stop_run, wait_for_text
 
     from lotusim_interfaces.msg import FleetState
 
     out = tmp_path / "run.out"
-    command = [sys.executable, "-m", "lotusim_core.cli", "run", "mixed_fleet_brest", "--workers", "2"]
-    command += ["--rtf", "10", "--duration", "120", "--headless", "--log-dir", str(tmp_path / "logs")]
-    with open(out, "w") as sink:
-        run = subprocess.Popen(
-            command,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env=own_domain_env,
-        )
+    args = ["mixed_fleet_brest", "--workers", "2", "--rtf", "10", "--duration", "120", "--headless"]
+    run = start_run([*args, "--log-dir", str(tmp_path / "logs")], out, own_domain_env)
     probe = Probe(int(own_domain_env["ROS_DOMAIN_ID"]))
     latest = {"worker_0": 0, "worker_1": 0}
     arrivals: dict[str, list[tuple[int, float]]] = {"worker_0": [], "worker_1": []}  # (stamp ns, monotonic s)
@@ -108,12 +96,10 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
 
     probe.node.create_subscription(FleetState, "/lotusim/fleet_state", on_state, 100, raw=True)
     try:
-        _wait("the spawn", lambda: "vessels spawned" in out.read_text(), probe, run, 240.0)
+        wait_for_text(out, "vessels spawned", run, 240.0, pause=probe.spin)
         assert "99 vessels spawned (0 failed)" in out.read_text()
         start = dict(latest)
-        deadline = time.monotonic() + 240.0  # the probe listens to the end of the run
-        while run.poll() is None and time.monotonic() < deadline:
-            probe.spin(0.05)
+        wait_for(probe.spin, lambda: run.poll() is not None, 240.0)  # the probe listens to the end of the run
         assert run.wait(timeout=10) == 0, out.read_text()[-2000:]
         text = out.read_text()
         assert "mixed_fleet_brest: 99 vessels, 120." in text, text[-2000:]
@@ -127,9 +113,7 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
         assert len(lags) > 20 and np.median(lags) < 3.0, lags[-20:]
     finally:
         probe.close()
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGINT)
-            run.wait(timeout=60)
+        stop_run(run, timeout_s=60.0)
 
 
 def _follower_lags(master: list[tuple[int, float]], follower: list[tuple[int, float]], step_ns: int) -> list[float]:

@@ -22,6 +22,8 @@ import pytest
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
 pytest.importorskip("rclpy")
 
+from cli_probe import wait_for_text  # noqa: E402
+
 STEP_NS = 20_000_000  # the scenario's physics step
 SCENARIO = textwrap.dedent(
     """
@@ -41,8 +43,9 @@ SCENARIO = textwrap.dedent(
 # Run on host A: the fleet states of both workers for a few seconds of wall time, as JSON {worker: [stamp ns]}.
 PROBE = textwrap.dedent(
     """
-    import json, sys, time
+    import json, sys
     import rclpy
+    from lotusim_core.ros.spin import wait_for
     from lotusim_core.sim.run_clock import fleet_state_head
     from lotusim_interfaces.msg import FleetState
     rclpy.init()
@@ -52,13 +55,10 @@ PROBE = textwrap.dedent(
         stamp, worker = fleet_state_head(raw)
         stamps.setdefault(worker, []).append(stamp)
     node.create_subscription(FleetState, "/lotusim/fleet_state", on_state, 100, raw=True)
-    end = time.monotonic() + 60.0
-    while time.monotonic() < end and len(stamps) < 2:
-        rclpy.spin_once(node, timeout_sec=0.05)
+    spin_once = lambda timeout_s: rclpy.spin_once(node, timeout_sec=timeout_s)
+    wait_for(spin_once, lambda: len(stamps) >= 2, 60.0)
     stamps.clear()
-    end = time.monotonic() + float(sys.argv[1])
-    while time.monotonic() < end:
-        rclpy.spin_once(node, timeout_sec=0.05)
+    wait_for(spin_once, lambda: False, float(sys.argv[1]))
     print(json.dumps(stamps))
     """
 )
@@ -113,14 +113,6 @@ def hosts():
         pair.close()
 
 
-def _wait_for_text(path: Path, text: str, proc: subprocess.Popen, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while text not in path.read_text():
-        assert proc.poll() is None, f"exited with {proc.returncode}:\n{path.read_text()[-3000:]}"
-        assert time.monotonic() < deadline, f"no {text!r} within {timeout_s:.0f} s:\n{path.read_text()[-3000:]}"
-        time.sleep(0.2)
-
-
 @pytest.mark.timeout(420)
 def test_a_worker_on_a_second_machine_joins_the_fleet_on_the_master_s_clock(hosts, tmp_path, own_domain_env):
     # UDP only: shared memory (/dev/shm is common to both namespaces) would bypass the veth pair
@@ -147,7 +139,7 @@ def test_a_worker_on_a_second_machine_joins_the_fleet_on_the_master_s_clock(host
         stdin=subprocess.DEVNULL,
     )
     try:
-        _wait_for_text(run_log, "vessels spawned", run, 240.0)
+        wait_for_text(run_log, "vessels spawned", run, 240.0)
         spawn = [str(bin_dir / "lotusim"), "spawn", "remote_auv", "lrauv", "--lat", "48.3005", "--lon", "-4.6"]
         spawn += ["--depth", "10", "--heading", "0", "--worker", "worker_remote"]
         deadline = time.monotonic() + 180.0  # B's worker is heard of once it has started (imports, compiled physics)
