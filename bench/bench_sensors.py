@@ -80,7 +80,7 @@ def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0, windows: int 
 
     from lotusim_core.ros.ros_arrays import to_float64_array
     from lotusim_env.environment import build_environment
-    from lotusim_interfaces.msg import FleetState
+    from lotusim_interfaces.msg import FleetRoster, FleetState, VesselInfo
     from lotusim_sensors.sensor_publisher import SensorPublisher
 
     names = [f"v{i}" for i in range(n)]
@@ -92,6 +92,8 @@ def bench_node(n: int, subscriber: bool, sim_seconds: float = 1.0, windows: int 
         parameter_overrides=[Parameter("vessels_yaml", value=yaml.safe_dump(vessels)), Parameter("seed", value=1)],
     )
     node._env = build_environment({"bathymetry": {"model": "flat", "depth_m": 50.0}})
+    # the roster worker w0 would latch (model-less vessels: their suites come from vessels_yaml)
+    node._on_roster(FleetRoster(worker="w0", vessels=[VesselInfo(name=name, worker="w0") for name in names]))
     received = [0]
     executor = SingleThreadedExecutor(context=context)
     if subscriber:
