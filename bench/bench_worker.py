@@ -3,8 +3,8 @@ no subscriber in another process (what `lotusim bench fleet` adds on top is the 
 
 The worker runs in lockstep in this process (its own ROS domain: ROS_DOMAIN_ID as set, 0 if unset), vessels are
 created through its command handler, and `advance(steps)` is timed: the minimum over repeats, the figure that
-a busy shared machine disturbs least. Settings of issue 5's fast mode: 0.03 s step, /clock every step, fleet
-state and odometry at 10 Hz of sim time.
+a busy shared machine disturbs least. Settings of the speed goals' fast mode (docs/performance.md): 0.03 s step,
+/clock every step, fleet state and odometry at 10 Hz of sim time.
 
 python bench/bench_worker.py [--vessels 1,25,100] [--repeats 15] [--json]
 """

@@ -1,4 +1,4 @@
-"""Fault reports of the fleet: which vessel was frozen, when, and why (ARCHITECTURE principle 7)."""
+"""Fault reports of the fleet: which vessel was frozen, when, and why (docs/architecture.md, rule 7)."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ scripts), spawns N vessels through the FleetCommand action, subscribes to /lotus
 - the worker's mean and max step compute time (physics + publishing),
 - the worker process's CPU use (from /proc, user + system),
 - the fleet states received per second by this subscriber.
-Settings follow issue 5: 0.03 s step, /clock every step; realtime mode: fleet_state every step, odometry at
-10 Hz per vessel; fast mode: fleet_state and odometry at 10 Hz of sim time; /tf with the odometry (the worker's
-default) unless --no-tf.
+Settings of the project's speed goals (docs/performance.md): 0.03 s step, /clock every step; realtime mode:
+fleet_state every step, odometry at 10 Hz per vessel; fast mode: fleet_state and odometry at 10 Hz of sim time;
+/tf with the odometry (the worker's default) unless --no-tf.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ ANCHORS_FAST_RTF = {
     "LRAUV Sim (gz)": {1: 47, 2: 34, 5: 16, 10: 9.09, 20: 4.5, 25: 3.6},
     "UUV Simulator BlueROV2": {1: 143.53, 2: 86.11, 5: 37.97, 10: 20.49, 20: 9.6, 25: 8.02},
 }
-GOALS_FAST_RTF = {1: 1000.0, 25: 100.0}  # issue 5: as fast as possible, one LRAUV and 25 LRAUVs
+GOALS_FAST_RTF = {1: 1000.0, 25: 100.0}  # speed goals (docs/performance.md): one LRAUV, 25 LRAUVs, fast mode
 ANCHORS_REALTIME = (
     "LOTUSim keeps a 30 ms step for ~55 LRAUVs (no GUI/sensors) and 200 ms for ~750 [LOTUSimBenchmark2026]"
 )
@@ -256,7 +256,7 @@ def plot(rows: list[FleetBenchRow], path: str) -> None:
         for name, points in ANCHORS_FAST_RTF.items():
             ax.plot(list(points), list(points.values()), "x--", alpha=0.7, label=name)
         goals = GOALS_FAST_RTF
-        ax.plot(list(goals), list(goals.values()), "k_", markersize=18, mew=2, label="goal (issue 5): RTF at least")
+        ax.plot(list(goals), list(goals.values()), "k_", markersize=18, mew=2, label="goal: RTF at least")
         ax.set_yscale("log")
     else:
         ax.axhline(0.99, color="grey", linestyle=":", label="goal: RTF >= 0.99")
@@ -299,7 +299,9 @@ def register_bench(targets: argparse._SubParsersAction) -> None:
     p.add_argument("--window", type=float, default=5.0, help="measurement window, wall seconds")
     p.add_argument("--json", action="store_true", help="one JSON object per row instead of a table")
     p.add_argument(
-        "--no-tf", action="store_true", help="worker without /tf (publish_tf false): the outputs of issue 5's goals"
+        "--no-tf",
+        action="store_true",
+        help="worker without /tf (publish_tf false): the outputs of docs/performance.md's speed goals",
     )
     p.add_argument("--plot", default="", help="write an RTF vs vessels plot (PNG) with the anchors")
     p.set_defaults(func=cmd_bench_fleet)

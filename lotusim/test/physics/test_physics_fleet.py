@@ -1,5 +1,5 @@
 """The batched Fleet: heterogeneous fleets, batched == single bit for bit, add/remove between steps, snapshot
-continuation, command validation and fault containment (ARCHITECTURE principle 7)."""
+continuation, command validation and fault containment (docs/architecture.md, rule 7)."""
 
 from __future__ import annotations
 
