@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
 pytest.importorskip("rclpy")
@@ -86,27 +87,14 @@ def test_run_spawns_runs_records_and_plots(tmp_path, own_domain_env):
 
 def test_fleet_cli_spawns_lists_and_deletes_in_a_running_simulation(tmp_path, own_domain_env):
     """As a user does it: `lotusim run` in one shell, the fleet commands in another (all separate processes)."""
-    import signal
-    import time
-
     scenario = tmp_path / "cli_check.yaml"
     # real time, and no scenario duration: the simulation runs until this test stops it
     scenario.write_text(
         SCENARIO.replace("mode: scaled, real_time_factor: 5.0", "mode: realtime").replace("duration_s: 10.0", "")
     )
-    run = subprocess.Popen(
-        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        env=own_domain_env,
-    )
+    run = start_run([str(scenario)], tmp_path / "run.out", own_domain_env)
     try:
-        deadline = time.monotonic() + 120.0
-        while "vessels spawned" not in (line := run.stdout.readline()):
-            assert line and time.monotonic() < deadline, "lotusim run did not start"
+        wait_for_text(tmp_path / "run.out", "vessels spawned", run, 120.0)  # lotusim run started
         spawned = _lotusim(
             "spawn",
             "cli_auv",
@@ -132,12 +120,7 @@ def test_fleet_cli_spawns_lists_and_deletes_in_a_running_simulation(tmp_path, ow
         assert deleted.returncode == 0 and "1 succeeded" in deleted.stdout, deleted
         assert "2 vessels" in _lotusim("list", env=own_domain_env).stdout
     finally:
-        os.killpg(run.pid, signal.SIGINT)
-        try:
-            run.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.wait()
+        stop_run(run)
 
 
 def test_run_reports_a_bad_scenario_in_one_line(tmp_path):

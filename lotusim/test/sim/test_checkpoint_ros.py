@@ -8,10 +8,8 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
+from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
 from test_checkpoint import Payload, _malformations, _resign  # noqa: E402
 
@@ -272,19 +271,9 @@ def test_checkpoint_cli_against_lotusim_run(tmp_path, own_domain_env):
     env = dict(own_domain_env, LOTUSIM_CHECKPOINT_DIR=str(tmp_path / "ck"))
     scenario = tmp_path / "checkpoint_cli.yaml"
     scenario.write_text(SCENARIO)
-    run = subprocess.Popen(
-        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        env=env,
-    )
+    run = start_run([str(scenario)], tmp_path / "run.out", env)
     try:
-        deadline = time.monotonic() + 120.0
-        while "vessels spawned" not in (line := run.stdout.readline()):
-            assert line and time.monotonic() < deadline, "lotusim run did not start"
+        wait_for_text(tmp_path / "run.out", "vessels spawned", run, 120.0)  # lotusim run started
         saved = _lotusim("checkpoint", "save", "first", env=env)
         assert saved.returncode == 0 and "checkpoint first saved: sim time" in saved.stdout, saved
         assert "1 vessels" in saved.stdout
@@ -310,12 +299,7 @@ def test_checkpoint_cli_against_lotusim_run(tmp_path, own_domain_env):
         assert not (tmp_path / "evil").exists() and sorted(os.listdir(tmp_path / "ck")) == ["first"]
         assert run.poll() is None, "the simulation still runs"
     finally:
-        os.killpg(run.pid, signal.SIGINT)
-        try:
-            run.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.wait()
+        stop_run(run)
 
 
 def test_sensors_continue_bit_for_bit_and_a_deleted_vessel_gets_its_sensor_state_back(ros_context, ck_dir):
