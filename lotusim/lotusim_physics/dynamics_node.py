@@ -43,7 +43,7 @@ from lotusim_physics import dynamics_node_outputs as out
 from lotusim_physics import pacing
 from lotusim_physics.endpoint_queue import EndpointQueue
 from lotusim_physics.fleet_roster import RosterRevisions, roster_of
-from lotusim_physics.run_limit import RunLimit
+from lotusim_physics.run_limit import RateParameter, RunLimit
 from lotusim_physics.worker import CREATE, DELETE, MOVE, FleetWorker
 from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
 
@@ -70,7 +70,8 @@ class DynamicsWorker(Node):
         values = {name: self.declare_parameter(name, default).value for name, default in PARAMETERS.items()}
         s = self.settings = WorkerSettings.from_parameters(values)
         self.mode, self.step_ns, self.core = s.mode, s.step_ns, FleetWorker(self.worker, s)
-        self.run_limit = RunLimit(self, self.step_ns)  # parameter run_until_s: hold at that sim time
+        self.run_limit = RunLimit(self, self.step_ns)  # parameters run_until_s, paused: hold at that sim time
+        RateParameter(self)  # real_time_factor set at run time
         for name in s.too_fast():
             self.get_logger().warning(f"{name}: faster than the physics step; published after every step")
         self.topics: dict[str, VesselTopics] = {}

@@ -5,6 +5,7 @@ the CDR reading lotusim run uses to follow sim time without /clock."""
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
@@ -23,12 +24,52 @@ from simnodes import Sim, create_item, spin_until  # noqa: E402
 
 def _set_until(sim: Sim, value: float):
     """Set dynamics_0's run_until_s through its parameter service, as lotusim run and `ros2 param set` do."""
-    client = sim.client.create_client(SetParameters, "/dynamics_0/set_parameters")
+    return _set(sim, "run_until_s", ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value))
+
+
+def _set(sim: Sim, name: str, value_msg: ParameterValue, node: str = "dynamics_0"):
+    client = sim.client.create_client(SetParameters, f"/{node}/set_parameters")
     spin_until(sim.executor, client.service_is_ready, 30.0, "set_parameters")
-    value_msg = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
-    future = client.call_async(SetParameters.Request(parameters=[ParameterMsg(name="run_until_s", value=value_msg)]))
+    future = client.call_async(SetParameters.Request(parameters=[ParameterMsg(name=name, value=value_msg)]))
     spin_until(sim.executor, future.done, 30.0, "set_parameters answer")
     return future.result().results[0]
+
+
+def _paused(value: bool) -> ParameterValue:
+    return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+
+
+def _rtf(value: float) -> ParameterValue:
+    return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+
+
+def test_pause_resume_and_real_time_factor_at_run_time(ros_context):
+    """`paused` holds a realtime master (and its follower) at the step it reached and releases it; a new
+    `real_time_factor` re-times the master's step timer (scaled mode); bad values and followers refuse it."""
+    sim = Sim(ros_context, mode="realtime", step_s=0.02, workers=2)
+    try:
+        sim.spin_for(0.5)
+        assert _set(sim, "paused", _paused(True)).successful
+        sim.spin_for(0.2)  # a step already under way may finish
+        held = sim.worker.iteration
+        sim.spin_for(1.0)
+        assert sim.worker.iteration == held and sim.workers[1].iteration <= held
+        assert _set(sim, "paused", _paused(False)).successful
+        spin_until(sim.executor, lambda: sim.worker.iteration > held + 10, 10.0, "the worker to run on")
+        assert _set(sim, "real_time_factor", _rtf(4.0)).successful
+        assert sim.worker.settings.mode == "scaled" and sim.worker.settings.rtf_target == 4.0
+        start, t0 = sim.worker.iteration, time.monotonic()
+        sim.spin_for(2.0)
+        rtf = (sim.worker.iteration - start) * 0.02 / (time.monotonic() - t0)
+        assert rtf > 2.0  # sanity bound (realtime would give 1): the timer ticks four times faster
+        for bad in (0.0, -1.0, math.nan, 1e9):
+            refused = _set(sim, "real_time_factor", _rtf(bad))
+            assert not refused.successful and "real_time_factor" in refused.reason
+        follower = _set(sim, "real_time_factor", _rtf(2.0), node="dynamics_1")
+        assert not follower.successful and "clock master" in follower.reason
+        assert sim.worker.settings.rtf_target == 4.0
+    finally:
+        sim.close()
 
 
 @pytest.mark.parametrize("mode", ["fast", "realtime"])
