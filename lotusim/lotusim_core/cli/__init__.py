@@ -12,11 +12,13 @@ import sys
 # module path of each subcommand group, in help order
 SUBCOMMANDS = [
     "lotusim_core.cli.run",
+    "lotusim_core.cli.console",
     "lotusim_core.cli.fleet",
     "lotusim_core.cli.checkpoint",
     "lotusim_core.cli.current_eval",
     "lotusim_core.cli.current_profile",
     "lotusim_core.cli.bench",
+    "lotusim_core.cli.vehicle_report",
 ]
 
 
