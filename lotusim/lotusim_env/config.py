@@ -125,7 +125,7 @@ LEAF_RANGES: dict[str, tuple[float, float, str]] = {
     "longitude_deg": (-180.0, 360.0, "WGS84 longitude (deg)"),
     "speed_mps": (0.0, 100.0, "10 m wind speed (m/s)"),
     "wind_speed_mps": (0.0, 100.0, "10 m wind speed driving this Ekman model (m/s)"),
-    "from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
+    "from_deg": (-360.0, 360.0, "direction the wind blows (or the waves come) FROM, clockwise from north (deg)"),
     "wind_from_deg": (-360.0, 360.0, "direction the wind blows FROM, clockwise from north (deg)"),
     "eddy_viscosity_m2s": (1e-6, 10.0, "vertical eddy viscosity A_z (m²/s); D = π √(2 A_z/|f|)"),
     "bottom_eddy_viscosity_m2s": (1e-6, 10.0, "bottom-layer eddy viscosity (m²/s)"),
@@ -133,8 +133,20 @@ LEAF_RANGES: dict[str, tuple[float, float, str]] = {
     "bottom_layer_depth_m": (0.0, 11000.0, "bottom Ekman depth D_b (m), rule 'fixed'"),
     "depth_m": (0.0, 11000.0, "sea-floor depth (m, positive down)"),
     "seed": (0, 2**31 - 1, "seed of the random processes (same seed, same field)"),
+    "significant_height_m": (0.0, 30.0, "waves: significant wave height Hs = 4√m0 (m)"),
+    "peak_period_s": (0.1, 30.0, "waves: peak period Tp = 2π/ωp (s)"),
+    "gamma": (1.0, 30.0, "waves: JONSWAP peak enhancement γ (1 = Pierson–Moskowitz)"),
+    "spreading_s": (0.0, 100.0, "waves: exponent s of the cos-2s directional spreading"),
+    "frequencies": (1, 4096, "waves: number of frequencies n_ω"),
+    "directions": (1, 360, "waves: number of directions n_ψ (1 = long-crested)"),
+    "height_m": (0.0, 30.0, "regular wave: height H = 2a, crest to trough (m)"),
+    "period_s": (0.1, 60.0, "regular wave: period T = 2π/ω (s)"),
+    "ramp_time_s": (0.0, 3600.0, "waves: start-up ramp time constant τ, r = 1 − exp(−t/τ) (s)"),
 }
-INTEGER_LEAVES = {"seed"}
+INTEGER_LEAVES = {"seed", "frequencies", "directions"}
+
+
+MODEL_SECTIONS = ("current", "waves")  # sections whose keys depend on their `model`
 
 
 class ConfigRefused(ConfigError):
@@ -214,13 +226,14 @@ def apply_parameters(config: Mapping[str, Any], changes: Mapping[str, Any], leav
     """New configuration after the parameter changes `changes` (name -> value, in the order they were set):
     environment_yaml first, then the typed leaves among `leaves`.
 
-    A change of `current.model` resets the `current` section to {model: new} before the other `current.*`
+    A change of `current.model` (or `waves.model`) resets that section to {model: new} before its other
     leaves of the same call are applied, so that keys of the old model do not leak into the new one.
     """
     new = parse_environment_yaml(changes[YAML_PARAM]) if YAML_PARAM in changes else copy.deepcopy(dict(config))
-    model = changes.get("current.model")
-    if model is not None and model != (new.get("current") or {}).get("model"):
-        new["current"] = {"model": model}
+    for name in MODEL_SECTIONS:
+        model = changes.get(f"{name}.model")
+        if model is not None and model != (new.get(name) or {}).get("model"):
+            new[name] = {"model": model}
     for name, value in changes.items():
         if name in leaves and name != YAML_PARAM:
             set_path(new, name, plain_value(value))

@@ -11,7 +11,9 @@ oceanographic convention (u east, v north, w up). Depth is −z. The geodetic or
 longitude_deg) gives the latitude of the Coriolis parameter and places latitude/longitude data grids.
 
 Configuration schema: docs/environment.md. Current models: constant, gauss_markov, ekman, stratified, gridded,
-sum (of any of these). Every current is 0 at and below the local sea floor (no water, no current).
+sum (of any of these). Every current is 0 at and below the local sea floor (no water, no current). Waves
+(lotusim_env.waves): none, regular, jonswap, pierson_moskowitz; the sea surface η and the orbital velocity and
+dynamic pressure under it, a seeded component table evaluated at (sim time, points) like the rest.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from lotusim_env.ekman import RHO_AIR, RHO_WATER, build_ekman
 from lotusim_env.gauss_markov import build_gauss_markov
 from lotusim_env.gridded import build_gridded
 from lotusim_env.stratified import build_stratified
+from lotusim_env.waves import WaveField, build_waves
 from lotusim_env.wind import WindField, build_wind
 
 __all__ = ["ConfigError", "ConstantCurrent", "Environment", "SumCurrent", "build_environment", "CURRENT_MODELS"]
@@ -94,7 +97,7 @@ class SeabedMaskedCurrent:
 
 @dataclass(frozen=True)
 class Environment:
-    """Everything the vessels feel from the world: current, 10 m wind, sea floor, densities (SI, `map` ENU)."""
+    """Everything the vessels feel from the world: current, 10 m wind, sea floor, densities, waves (SI, `map` ENU)."""
 
     current: CurrentModel
     wind: WindField = field(default_factory=lambda: WindField(np.zeros(2)))
@@ -103,9 +106,20 @@ class Environment:
     air_density_kgm3: float = RHO_AIR
     origin: GeodeticOrigin | None = None
     seed: int = 0
+    waves: WaveField = field(default_factory=WaveField)
 
 
-TOP_KEYS = ("seed", "origin", "water_density_kgm3", "air_density_kgm3", "current", "wind", "bathymetry", "description")
+TOP_KEYS = (
+    "seed",
+    "origin",
+    "water_density_kgm3",
+    "air_density_kgm3",
+    "current",
+    "wind",
+    "waves",
+    "bathymetry",
+    "description",
+)
 
 
 ORIGIN_ALIASES = {"lat_deg": "latitude_deg", "lon_deg": "longitude_deg", "alt_m": "altitude_m"}
@@ -199,4 +213,7 @@ def build_environment(config: Mapping[str, Any] | None, base_dir: str | Path | N
     ctx = _Context(root_seed, origin, wind, bathymetry, rho_w, rho_a, base)
     current_cfg = config.get("current", {"model": "constant", "velocity_enu": [0.0, 0.0, 0.0]})
     current = SeabedMaskedCurrent(_build_current(current_cfg, "current", ctx), bathymetry)
-    return Environment(current, wind, bathymetry, rho_w, rho_a, origin, root_seed)
+    waves_cfg = section(config.get("waves"), "waves")
+    waves_seed = derive_seed(get_int(waves_cfg, "seed", "waves", root_seed), "waves")
+    waves = build_waves(waves_cfg, "waves", waves_seed, rho_w)
+    return Environment(current, wind, bathymetry, rho_w, rho_a, origin, root_seed, waves)

@@ -37,10 +37,10 @@ n_ψ directions every Δψ = 2π/n_ψ starting half a turn from ψ0 (ψ0 itself 
 the energy of its bin, a_ij = sqrt(2 E_i w_j) with E_i = ∫_bin S dω (Gauss–Legendre, 8 nodes; the usual
 S(ω_i)Δω is its midpoint rule: equal for smooth spectra, and exact in energy wherever ω_i sits in the bin) and
 w_j = D(ψ_j)Δψ / Σ_j D(ψ_j)Δψ (the weights sum to 1; for an integer s < n_ψ the plain sum is already exactly 1,
-as D is then a trigonometric polynomial of degree s). Phases θ_ij are uniform
-on [0, 2π) from numpy's Generator seeded by the configuration's seed. LOTUSim's fast setting is n_ψ = 8 ×
-n_ω = 16 over 0.1–10 rad/s (128 components) [LOTUSimXdyn2025]: the default counts here, its band on request
-(that fixed band of bins 0.62 rad/s wide resolves Tp ≈ 3 s; at Tp = 8 s its strongest bin has a period of
+as D is then a trigonometric polynomial of degree s). Phases θ_ij are uniform on [0, 2π) from numpy's Generator
+seeded by the configuration's seed. LOTUSim's fast setting is n_ψ = 8 × n_ω = 16 over 0.1–10 rad/s (128
+components) [Buche2025, code: assets/models/dtmb_hull/dtmb-xdyn-faster.yml]: the default counts here, its band on
+request (that fixed band of bins 0.62 rad/s wide resolves Tp ≈ 3 s; at Tp = 8 s its strongest bin has a period of
 6.1 s, and build_waves refuses a table whose Hs or Tp is further than 10 % / 15 % from the configuration's).
 
 Frames and units (as every model of lotusim_env): points are in the world frame `map`, ENU (x east, y north,

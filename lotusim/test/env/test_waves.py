@@ -11,7 +11,18 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.signal import welch
 
-from lotusim_env.config import ConfigError, derive_seed
+from lotusim_env.config import (
+    ConfigError,
+    ConfigRefused,
+    apply_parameters,
+    build_checked,
+    config_leaves,
+    derive_seed,
+    dump_config,
+    leaf_to_parameter_value,
+    parse_environment_yaml,
+)
+from lotusim_env.environment import build_environment
 from lotusim_env.waves import (
     SeaState,
     WaveField,
@@ -30,7 +41,8 @@ from lotusim_env.waves import (
 
 G = 9.81
 RHO = 1026.0
-# LOTUSim's ship sea: JONSWAP Hs 1.5 m, Tp 3 s, γ 1.2, cos-2s s = 2 [LOTUSimXdyn2025, dtmb-xdyn-faster.yml]
+# LOTUSim's ship sea: JONSWAP Hs 1.5 m, Tp 3 s, γ 1.2, cos-2s s = 2
+# [Buche2025, code: assets/models/dtmb_hull/dtmb-xdyn-faster.yml]
 HS, TP, GAMMA = 1.5, 3.0, 1.2
 
 
@@ -293,3 +305,48 @@ def test_bad_configuration_names_key_and_reason(config, key, reason):
         build_waves(config, "waves", derive_seed(0, "waves"))
     assert info.value.key == key
     assert reason in info.value.reason
+
+
+# ------------------------------------------------------------------------------- in the environment function
+WAVES = {"model": "jonswap", "significant_height_m": 1.5, "peak_period_s": 3.0, "gamma": 1.2, "from_deg": 250.0}
+
+
+def test_environment_carries_the_sea_and_every_node_rebuilds_the_same_one():
+    """current_server publishes the configuration as YAML; a node that rebuilds the environment from that text,
+    or from the typed ROS parameters of its leaves, evaluates the same sea bit for bit."""
+    config = {"seed": 9, "wind": {"speed_mps": 5.0, "from_deg": 250.0}, "waves": dict(WAVES, frequencies=32)}
+    env = build_environment(config)
+    assert env.waves.model == "jonswap" and env.waves.components.size == 32 * 8
+    points = np.random.default_rng(8).uniform(-500.0, 500.0, (64, 3))
+    points[:, 2] = -np.abs(points[:, 2]) / 50.0
+    expected = env.waves.sample(17.0, points)
+    published = build_environment(parse_environment_yaml(dump_config(config)))
+    leaves = {path: leaf_to_parameter_value(path, value) for path, value in config_leaves(config)}
+    assert leaves["waves.frequencies"] == 32 and isinstance(leaves["waves.frequencies"], int)
+    from_parameters = build_checked(apply_parameters({}, leaves, set(leaves)))
+    for rebuilt in (published, from_parameters):
+        for x, y in zip(expected, rebuilt.waves.sample(17.0, points), strict=True):
+            np.testing.assert_array_equal(x, y)
+    # the sea is seeded by the root seed (or waves.seed), under its own stream
+    other = build_environment(dict(config, seed=10)).waves.elevation_m(17.0, points)
+    assert not np.allclose(other, expected.elevation_m)
+    own = build_environment(dict(config, seed=10, waves=dict(config["waves"], seed=9))).waves
+    np.testing.assert_array_equal(own.elevation_m(17.0, points), expected.elevation_m)
+
+
+def test_no_waves_key_is_a_calm_sea_and_changing_the_model_drops_the_old_keys():
+    assert build_environment({}).waves.calm
+    assert build_environment({"waves": {"model": "none"}}).waves.calm
+    config = {"waves": dict(WAVES)}
+    regular = apply_parameters(config, {"waves.model": "regular", "waves.height_m": 1.0, "waves.period_s": 6.0},
+                               {"waves.model", "waves.height_m", "waves.period_s"})  # fmt: skip
+    assert regular["waves"] == {"model": "regular", "height_m": 1.0, "period_s": 6.0}
+    assert build_checked(regular).waves.components.size == 1
+
+
+def test_out_of_range_leaf_and_bad_waves_are_refused_with_their_key():
+    with pytest.raises(ConfigRefused, match=r"waves.significant_height_m: expected a value in \[0.0, 30.0\]"):
+        build_checked({"waves": dict(WAVES, significant_height_m=45.0)})
+    with pytest.raises(ConfigError) as info:
+        build_environment({"waves": dict(WAVES, directions=0)})
+    assert info.value.key == "waves.directions" and "integer >= 1" in info.value.reason
