@@ -24,6 +24,9 @@ setup(
             for d in ["data/copernicus_brest", *sorted(glob("data/copernicus_brest/*/"))]
         ],
     ],
+    # the console page (lotusim_core/console/web: HTML, JS, CSS and the vendored Leaflet)
+    package_data={"lotusim_core.console": ["web/*.*", "web/vendor/*.*", "web/vendor/*/*.*", "web/vendor/*/LICENSE",
+                                           "web/vendor/*/images/*.png"]},
     install_requires=["setuptools"],
     zip_safe=True,
     maintainer="lotusim maintainers",
@@ -38,6 +41,7 @@ setup(
             "current_server = lotusim_env.current_server:main",
             "dynamics = lotusim_physics.dynamics_node:main",
             "mas_server = lotusim_core.sim.mas_server:main",
+            "console = lotusim_core.console.console_node:main",
             "sensor_publisher = lotusim_sensors.sensor_publisher:main",
             "waypoint_follower = lotusim_autonomy.waypoint_follower:main",
             "depth_heading_autopilot = lotusim_autonomy.depth_heading_autopilot:main",

@@ -1,11 +1,12 @@
 """`ros2 launch lotusim sim.launch.py scenario:=mixed_fleet_brest [real_time_factor:=R] [workers:=K] [mode:=M]
-[headless:=true|false] [set:="physics.step_s=0.01 seed=3"] [worker_wait_s:=S]`
+[headless:=true|false] [set:="physics.step_s=0.01 seed=3"] [worker_wait_s:=S] [console:=true] [console_port:=P]
+[console_ws_port:=P]`
 
 Starts the nodes of a scenario (current_server, mas_server, dynamics_0..K-1, sensor_publisher, the scenario's
-controllers, RViz unless headless) with the parameters of its plan, and spawns its vessels through the MAS
-action (`lotusim spawn --scenario FILE`). The spawner waits for the workers (on a cold start they compile the
-physics kernels first) at most worker_wait_s wall seconds, as does the MAS server for a goal that comes before
-them. The logic lives in lotusim_core.sim.scenario / launch_plan (tested without launch); this file only turns it
+controllers, RViz unless headless, the operator console if asked) with the parameters of its plan, and spawns its
+vessels through the MAS action (`lotusim spawn --scenario FILE`). The spawner waits for the workers (on a cold start
+they compile the physics kernels first) at most worker_wait_s wall seconds, as does the MAS server for a goal that
+comes before them. The logic lives in lotusim_core.sim.scenario / launch_plan (tested without launch); this file only turns it
 into launch actions. Scenario format: docs/scenarios.md.
 """
 
@@ -25,6 +26,9 @@ ARGUMENTS = {
     "headless": ("false", "true: no RViz and no current markers"),
     "set": ("", "space-separated dotted.key=value scenario overrides"),
     "worker_wait_s": ("300", "wall seconds the spawner and the MAS server wait for the dynamics workers"),
+    "console": ("false", "true: the operator console (page on console_port, Foxglove WebSocket on console_ws_port)"),
+    "console_port": ("8080", "the console page's port (127.0.0.1)"),
+    "console_ws_port": ("8765", "the console's Foxglove WebSocket port (127.0.0.1)"),
 }
 
 
@@ -63,6 +67,14 @@ def setup(context, hil_plan=None, scenario=None, overrides=None):
     mas = {"worker_wait_s": wait_s}
     specs = launch_plan.node_specs(plan, headless, rules)
     actions = [to_action(spec, mas if spec.name == "mas_server" else None) for spec in specs]
+    if launch_plan.parse_bool(arg["console"], "console"):
+        ports = {}
+        for key, name in (("http_port", "console_port"), ("port", "console_ws_port")):
+            try:
+                ports[key] = int(arg[name])
+            except ValueError:
+                raise ValueError(f"launch argument {name}: expected a port number, got {arg[name]!r}") from None
+        actions.append(to_action(launch_plan.console_spec(plan, **ports)))
     viewer = launch_plan.viewer_spec(headless)
     if viewer is not None:
         actions.append(to_action(viewer))

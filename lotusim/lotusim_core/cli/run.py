@@ -64,6 +64,14 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--headless", action="store_true", help="no RViz markers")
     run.add_argument(
+        "--console",
+        action="store_true",
+        help="start the operator console: a page on http://127.0.0.1:8080/ and a Foxglove WebSocket server on "
+        "ws://127.0.0.1:8765 (docs/console.md)",
+    )
+    run.add_argument("--console-port", type=int, default=8080, help="the console page's port (0: any free port)")
+    run.add_argument("--console-ws-port", type=int, default=8765, help="the console's Foxglove port (0: any free)")
+    run.add_argument(
         "--record", default="", help="record fleet state, stats, clock and odometry to this rosbag2/MCAP directory"
     )
     run.add_argument("--plot", default="", help="write the vessels' trajectories to this PNG at the end")
@@ -87,9 +95,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         hil_plan = hil.apply_hil(scenario, hil.load_remapping(args.remap))
         scenario = hil_plan.scenario
+    console = None
+    if getattr(args, "console", False):
+        console = {"http_port": args.console_port, "port": args.console_ws_port}
     summary = run_scenario(
         scenario, args.duration, args.headless, args.record, args.plot, args.log_dir, hil_plan=hil_plan,
-        watch_rtf=getattr(args, "watch_rtf", 0.0),
+        watch_rtf=getattr(args, "watch_rtf", 0.0), console=console,
     )  # fmt: skip
     return 0 if summary["ok"] else 1
 
@@ -132,11 +143,12 @@ def _status_printer():
 
 def run_scenario(
     scenario, duration_s: float, headless: bool, record: str, plot: str, log_dir: str, hil_plan=None,
-    watch_rtf: float = 0.0,
+    watch_rtf: float = 0.0, console: dict | None = None,
 ) -> dict:  # fmt: skip
     """Start the scenario's nodes, spawn its vessels, run, stop; return the summary (also printed). hil_plan
     (lotusim_core.sim.hil.HilPlan): its plan and remapping rules instead of the scenario's plan. watch_rtf > 0: watch
-    the controllers' status and report against this target RTF (lotusim_core.cli.demo)."""
+    the controllers' status and report against this target RTF (lotusim_core.cli.demo). console: the operator
+    console's options (launch_plan.console_spec), None for none."""
     import rclpy
     from rclpy.serialization import deserialize_message
 
@@ -154,6 +166,10 @@ def run_scenario(
         raise ValueError(f"--record {record}: exists already (choose another path or delete it)")
     specs = launch_plan.node_specs(plan, headless, None if hil_plan is None else hil_plan.remappings)
     specs = run_clock.held(specs, plan.dynamics_nodes[0])  # sim time held at 0 until released (run_clock)
+    if console is not None:
+        specs.append(launch_plan.console_spec(plan, **console))
+        where = "a free port" if not console["http_port"] else f"http://127.0.0.1:{console['http_port']}/"
+        print(f"lotusim: operator console on {where} (Foxglove: ws://127.0.0.1:{console['port']})", flush=True)
     if hil_plan is not None:
         _print_remappings(hil_plan)
     print(

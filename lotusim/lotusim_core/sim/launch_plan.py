@@ -194,6 +194,27 @@ def spawn_command(scenario_path: str | Path, overrides: dict[str, Any]) -> list[
     return command
 
 
+CONSOLE_DEFAULTS = {"host": "127.0.0.1", "port": 8765, "http_port": 8080, "token": ""}
+
+
+def console_spec(plan: Plan, **options) -> NodeSpec:
+    """The operator console (lotusim_core.console.console_node) for this plan's map origin and clock master;
+    options: host, port (Foxglove WebSocket), http_port (the page), token (CONSOLE_DEFAULTS)."""
+    unknown = sorted(set(options) - set(CONSOLE_DEFAULTS))
+    if unknown:
+        raise ValueError(f"console: unknown options {unknown} (expected {sorted(CONSOLE_DEFAULTS)})")
+    origin = plan.node_parameters["mas_server"]
+    params = {
+        **CONSOLE_DEFAULTS,
+        **options,
+        "master_node": plan.dynamics_nodes[0],
+        "name": plan.name,
+        "origin_latitude_deg": origin["origin_latitude_deg"],
+        "origin_longitude_deg": origin["origin_longitude_deg"],
+    }
+    return NodeSpec(PACKAGE, "console", "console", params)
+
+
 def viewer_spec(headless: bool) -> NodeSpec | None:
     """RViz with `map` as the fixed frame, unless headless or rviz2 is not installed."""
     if headless or shutil.which("rviz2") is None:

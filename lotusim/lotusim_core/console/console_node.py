@@ -1,0 +1,391 @@
+"""The console node: the simulation read over DDS, served to Foxglove clients and to the console page, and the
+operators' commands carried out through the simulation's own interfaces.
+
+In: /lotusim/fleet_state and /lotusim/fleet_roster (every worker), /lotusim/stats, /lotusim/environment.
+Out: a Foxglove WebSocket server on (`host`, `port`) with the channels of CHANNELS and the services `login` and
+`command` (JSON); the page on `http_port` (0: none); `/lotusim/console/audit` (std_msgs/String, one JSON audit entry
+each, recorded with the rest). Commands: spawn/move/delete through the FleetCommand action (FleetClient), waypoints
+through `/<vessel>/waypoints/set`, pause/resume and the real-time factor through the clock master's parameters
+(`master_node`: `paused`, `real_time_factor`). They run one at a time on a thread of their own, so the view keeps
+updating meanwhile. docs/console.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import queue
+import threading
+import time
+from concurrent.futures import Future
+
+import foxglove
+import numpy as np
+import rclpy
+from foxglove.channels import FrameTransformsChannel, LocationFixesChannel, LogChannel, SceneUpdateChannel
+from foxglove.messages import Log, LogLevel
+from foxglove.websocket import Capability
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from lotusim_core.base import safe_yaml
+from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.console import commands as cmd
+from lotusim_core.console import scene
+from lotusim_core.console.fleet_view import FleetView, WorkerState
+from lotusim_core.console.operators import AuditLog, LoginError, Operators
+from lotusim_core.console.web_server import PageServer
+from lotusim_core.ros.fleet_client import FleetClient
+from lotusim_core.ros.node_runner import run_node_main
+from lotusim_core.ros.qos import LATCHED
+from lotusim_core.ros.ros_arrays import from_float64_array
+from lotusim_core.ros.spin import spin_until
+from lotusim_interfaces.msg import EnvironmentConfig, FleetRoster, FleetState, SimStats, VesselDescription
+from lotusim_interfaces.srv import SetWaypoints
+
+PARAMETERS = {
+    "host": "127.0.0.1",  # the address both servers bind to; another than the loopback needs `token`
+    "port": 8765,  # Foxglove WebSocket server (0: any free port)
+    "http_port": 8080,  # the console page (0: any free port; -1: no page)
+    "token": "",  # needed to log in as an operator ("" : anyone may, allowed on the loopback only)
+    "rate_hz": 10.0,  # updates per wall second to every client
+    "master_node": "dynamics_0",  # the clock master: pause, resume and the real-time factor
+    "name": "lotusim",  # the server's name, shown by Foxglove
+    "origin_latitude_deg": math.nan,  # the map's origin (NaN: from /lotusim/environment's `origin`)
+    "origin_longitude_deg": math.nan,
+    "origin_altitude_m": 0.0,
+}
+FLEET, OPERATORS, AUDIT = "/lotusim/console/fleet", "/lotusim/console/operators", "/lotusim/console/audit"
+MODELS = "/lotusim/console/models"
+CHANNELS = {
+    MODELS: "the catalogue's models: name, domain, description (JSON)",
+    FLEET: "every vessel as columns (the page's view; JSON)",
+    OPERATORS: "who is connected, as what (JSON)",
+    AUDIT: "the last commands, accepted or refused (JSON)",
+    "/lotusim/console/scene": "foxglove.SceneUpdate: a box and a label per vessel in map",
+    "/lotusim/console/tf": "foxglove.FrameTransforms: map -> <vessel>/base_link",
+    "/lotusim/console/locations": "foxglove.LocationFixes: WGS84 positions for a Map panel",
+    "/lotusim/console/log": "foxglove.Log: the audit log as log lines",
+}
+COMMAND_WAIT_S = 60.0  # wall seconds a command may take (a spawn of a new model compiles nothing; 60 is ample)
+SLOW_PUBLISH_S = 1.0  # the operators and audit channels are sent again at least this often (late joiners)
+
+
+def config_problem(host: str, token: str, rate_hz: float) -> str:
+    """Why the console cannot start with these parameters ("" if it can)."""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return f"host: expected an IP address or localhost, got {host!r}"
+    if not loopback and not token:
+        return f"host {host}: binding beyond the loopback needs a token (parameter token, lotusim console --token)"
+    if not (0.0 < rate_hz <= 100.0):
+        return f"rate_hz: expected a rate in (0, 100] Hz, got {rate_hz}"
+    return ""
+
+
+class CommandRunner:
+    """Runs the operators' commands one at a time on its own thread, with a node and executor of its own (the
+    FleetClient spins them while it waits), so that the console's updates go on meanwhile."""
+
+    def __init__(self, context, master_node: str) -> None:
+        self.node = rclpy.create_node("console_commands", context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.fleet = FleetClient(self.node, self.executor)
+        self.params = self.node.create_client(SetParameters, f"/{master_node.lstrip('/')}/set_parameters")
+        self.waypoint_clients: dict[str, object] = {}
+        self.jobs: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="console-commands", daemon=True)
+        self.thread.start()
+
+    def submit(self, command: cmd.Command) -> Future:
+        """Carry out `command`; the future's result is (ok, message)."""
+        future: Future = Future()
+        self.jobs.put((lambda: self.execute(command), future))
+        return future
+
+    def list_models(self) -> Future:
+        """The catalogue's models (FleetClient.list_models); the future's result is a list of dicts."""
+        future: Future = Future()
+        self.jobs.put((lambda: [m._asdict() for m in self.fleet.list_models(wait_s=2.0)], future))
+        return future
+
+    def close(self) -> None:
+        self.jobs.put(None)
+        self.thread.join(timeout=5.0)
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+    def _run(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            work, future = job
+            try:
+                future.set_result(work())
+            except Exception as exc:  # noqa: BLE001 (a command's failure is the operator's answer, never fatal)
+                future.set_exception(exc)
+
+    def execute(self, command: cmd.Command) -> tuple[bool, str]:
+        """(ok, message) of one command, as the simulation answered it."""
+        if isinstance(command, (cmd.Spawn, cmd.Move, cmd.Delete)):
+            return self._fleet(command)
+        if isinstance(command, cmd.Waypoints):
+            return self._waypoints(command)
+        if isinstance(command, cmd.Pause):
+            return self._set_parameter("paused", ParameterValue(type=ParameterType.PARAMETER_BOOL,
+                                                                bool_value=command.paused))  # fmt: skip
+        value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=command.value)
+        return self._set_parameter("real_time_factor", value)
+
+    def _fleet(self, command) -> tuple[bool, str]:
+        if not self.fleet.server_is_ready():
+            self.fleet.wait_for_server(10.0, what="the MAS server (/lotusim/fleet_command) is not running")
+        if isinstance(command, cmd.Delete):
+            result = self.fleet.delete([command.name], timeout_s=30.0)
+        else:
+            at = command.at
+            vessel = VesselDescription(
+                name=command.name,
+                model=getattr(command, "model", ""),
+                pose_frame=VesselDescription.POSE_GEODETIC,
+                latitude_deg=at.latitude_deg,
+                longitude_deg=at.longitude_deg,
+                depth_m=at.depth_m,
+                heading_deg=at.heading_deg,
+            )
+            call = self.fleet.create if isinstance(command, cmd.Spawn) else self.fleet.move
+            result = call([vessel], timeout_s=30.0)
+        item = result.results[0]
+        return bool(item.ok), item.reason or ("done" if item.ok else "refused")
+
+    def _waypoints(self, command: cmd.Waypoints) -> tuple[bool, str]:
+        service = f"/{command.name}/waypoints/set"
+        client = self.waypoint_clients.get(service)
+        if client is None:
+            client = self.waypoint_clients[service] = self.node.create_client(SetWaypoints, service)
+        if not client.wait_for_service(timeout_sec=3.0):
+            return False, f"{command.name} has no waypoint follower ({service} is not served)"
+        request = SetWaypoints.Request(
+            latitude_deg=[p[0] for p in command.points],
+            longitude_deg=[p[1] for p in command.points],
+            acceptance_radius_m=command.radius_m,
+            speed_mps=command.speed_mps,
+            loop=command.loop,
+        )
+        future = client.call_async(request)
+        spin_until(self.executor, future.done, 10.0, f"{service} did not answer")
+        reply = future.result()
+        return bool(reply.success), reply.message or "route set"
+
+    def _set_parameter(self, name: str, value: ParameterValue) -> tuple[bool, str]:
+        if not self.params.wait_for_service(timeout_sec=3.0):
+            return False, f"the clock master ({self.params.srv_name}) is not running"
+        future = self.params.call_async(SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)]))
+        spin_until(self.executor, future.done, 10.0, f"{self.params.srv_name} did not answer")
+        result = future.result().results[0]
+        return bool(result.successful), result.reason or "done"
+
+
+class ConsoleNode(Node):
+    """The console: a FleetView fed over DDS, Foxglove channels and services, the page, the command runner."""
+
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__(node_kwargs.pop("node_name", "console"), **node_kwargs)
+        p = {name: self.declare_parameter(name, default).value for name, default in PARAMETERS.items()}
+        token = str(p["token"])
+        problem = config_problem(str(p["host"]), token, float(p["rate_hz"]))
+        if problem:
+            raise ValueError(problem)
+        self.view = FleetView(_origin(p) or GeodeticOrigin())
+        self._origin_given = _origin(p) is not None
+        self.operators, self.audit = Operators(token or None), AuditLog()
+        self.stats: dict[str, SimStats] = {}
+        self.paused = False
+        self._shown: set[str] = set()
+        self._sent_revision, self._slow_due = -1, 0.0
+        self.models: list[dict] | None = None
+        self._models_asked: Future | None = None
+        self._subscribe()
+        self._audit_pub = self.create_publisher(String, AUDIT, 100)
+        self.runner = CommandRunner(self.context, str(p["master_node"]))
+        self._serve(str(p["host"]), int(p["port"]), int(p["http_port"]), str(p["name"]), token)
+        self.create_timer(1.0 / float(p["rate_hz"]), self._publish)
+
+    # --- in ---------------------------------------------------------------------------------------------------
+    def _subscribe(self) -> None:
+        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_state, 10)
+        self.create_subscription(FleetRoster, "/lotusim/fleet_roster", self._on_roster, LATCHED)
+        self.create_subscription(SimStats, "/lotusim/stats", lambda m: self.stats.__setitem__(m.worker, m), 10)
+        self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+
+    def _on_state(self, msg: FleetState) -> None:
+        state = WorkerState(
+            names=list(msg.names),
+            position=from_float64_array(msg.position, 3),
+            orientation=from_float64_array(msg.orientation, 4),
+            twist=from_float64_array(msg.twist, 6),
+            environment=from_float64_array(msg.environment, 6),
+            status=np.frombuffer(bytes(msg.status), dtype=np.uint8),
+            stamp_ns=msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec,
+        )
+        self.view.on_state(msg.worker, state)
+
+    def _on_roster(self, msg: FleetRoster) -> None:
+        self.view.on_roster(msg.worker, [(v.name, v.model, v.domain) for v in msg.vessels])
+
+    def _on_environment(self, msg: EnvironmentConfig) -> None:
+        if self._origin_given:
+            return
+        origin = (safe_yaml.load(msg.config_yaml) or {}).get("origin")
+        if isinstance(origin, dict):
+            try:
+                self.view.origin = GeodeticOrigin.from_mapping(origin, "/lotusim/environment: origin")
+            except ValueError as exc:
+                self.get_logger().warning(str(exc))
+
+    # --- servers ----------------------------------------------------------------------------------------------
+    def _serve(self, host: str, port: int, http_port: int, name: str, token: str) -> None:
+        self.fox = foxglove.Context()
+        json_channel = lambda topic: foxglove.Channel(topic, message_encoding="json", context=self.fox)  # noqa: E731
+        self.fleet_channel, self.operators_channel, self.audit_channel, self.models_channel = map(
+            json_channel, (FLEET, OPERATORS, AUDIT, MODELS)
+        )
+        self.scene_channel = SceneUpdateChannel("/lotusim/console/scene", context=self.fox)
+        self.tf_channel = FrameTransformsChannel("/lotusim/console/tf", context=self.fox)
+        self.locations_channel = LocationFixesChannel("/lotusim/console/locations", context=self.fox)
+        self.log_channel = LogChannel("/lotusim/console/log", context=self.fox)
+        json_schema = foxglove.MessageSchema(encoding="json", schema=foxglove.Schema(name="", encoding="", data=b""))
+        services = [
+            foxglove.Service(name="login", schema=foxglove.ServiceSchema(name="lotusim.Login", request=json_schema,
+                             response=json_schema), handler=self._on_login),
+            foxglove.Service(name="command", schema=foxglove.ServiceSchema(name="lotusim.Command",
+                             request=json_schema, response=json_schema), handler=self._on_command),
+        ]  # fmt: skip
+        self.server = foxglove.start_server(
+            name=name, host=host, port=port, context=self.fox, services=services,
+            capabilities=[Capability.Services], supported_encodings=["json"],
+            server_listener=_Listener(self.operators),
+        )  # fmt: skip
+        self.page = None
+        if http_port >= 0:
+            config = {"ws_port": self.server.port, "name": name, "token_required": bool(token)}
+            self.page = PageServer(host, http_port, config)
+        where = f"page http://{host}:{self.page.port}/, " if self.page else ""
+        self.get_logger().info(f"console: {where}Foxglove ws://{host}:{self.server.port}")
+
+    # --- out --------------------------------------------------------------------------------------------------
+    def _publish(self) -> None:
+        snap = self.view.snapshot()
+        t_ns = round(snap.sim_time_s * 1e9)
+        rtf = sum(s.real_time_factor for s in self.stats.values()) / len(self.stats) if self.stats else 0.0
+        if self.fleet_channel.has_sinks():
+            body = json.dumps(snap.to_json_columns(rtf, self.paused), separators=(",", ":"))
+            self.fleet_channel.log(body.encode(), log_time=t_ns)
+        if self.scene_channel.has_sinks():
+            gone = sorted(self._shown - set(snap.names))
+            self.scene_channel.log(scene.scene_update(snap, gone), log_time=t_ns)
+        self._shown = set(snap.names)
+        if self.tf_channel.has_sinks():
+            self.tf_channel.log(scene.frame_transforms(snap), log_time=t_ns)
+        if self.locations_channel.has_sinks():
+            self.locations_channel.log(scene.location_fixes(snap), log_time=t_ns)
+        now = time.monotonic()
+        if self.operators.revision != self._sent_revision or now >= self._slow_due:
+            self._sent_revision, self._slow_due = self.operators.revision, now + SLOW_PUBLISH_S
+            self.operators_channel.log(json.dumps(self.operators.listing()).encode())
+            self.audit_channel.log(json.dumps(self.audit.recent()).encode())
+            self._publish_models()
+
+    def _publish_models(self) -> None:
+        """The catalogue, asked of the MAS server until it answers, then sent with the slow channels."""
+        if self.models is None and (self._models_asked is None or self._models_asked.done()):
+            if self._models_asked is not None and self._models_asked.exception() is None:
+                self.models = self._models_asked.result()
+            else:
+                self._models_asked = self.runner.list_models()
+        if self.models is not None:
+            self.models_channel.log(json.dumps(self.models).encode())
+
+    # --- services (called on the Foxglove server's threads) ----------------------------------------------------
+    def _on_login(self, request) -> bytes:
+        try:
+            body = json.loads(request.payload)
+            if not isinstance(body, dict):
+                raise LoginError("login: expected a JSON object {name, role, token}")
+            operator = self.operators.login(request.client_id, body.get("name"), body.get("role"), body.get("token"))
+        except (LoginError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return _answer(False, str(exc))
+        return _answer(True, f"logged in as {operator.role}", role=operator.role, name=operator.name)
+
+    def _on_command(self, request) -> bytes:
+        who = self.operators.seen(request.client_id).name
+        try:
+            operator = self.operators.commander(request.client_id)
+            command = cmd.parse_command(request.payload)
+        except (LoginError, cmd.CommandError) as exc:
+            self._record(who, _summary(request.payload), False, str(exc))
+            return _answer(False, str(exc))
+        try:
+            ok, message = self.runner.submit(command).result(timeout=COMMAND_WAIT_S)
+        except TimeoutError:
+            ok, message = False, f"no answer within {COMMAND_WAIT_S:g} s (it may still be carried out)"
+        except Exception as exc:  # noqa: BLE001 (the simulation's failure is the operator's answer)
+            ok, message = False, f"{type(exc).__name__}: {exc}"
+        if isinstance(command, cmd.Pause) and ok:
+            self.paused = command.paused
+        self._record(operator.name, cmd.describe(command), ok, message)
+        return _answer(ok, message)
+
+    def _record(self, who: str, what: str, ok: bool, message: str) -> None:
+        entry = self.audit.add(who, what, ok, message, self.view.snapshot_time_s())
+        self._audit_pub.publish(String(data=json.dumps(entry.__dict__)))
+        level = LogLevel.Info if ok else LogLevel.Warning
+        self.log_channel.log(Log(level=level, message=f"{who}: {what}: {message}", name="console"))
+        self._sent_revision = -1  # the audit channel goes out at the next update
+
+    def destroy_node(self) -> None:
+        self.runner.close()
+        self.server.stop()
+        if self.page is not None:
+            self.page.close()
+        super().destroy_node()
+
+
+class _Listener:
+    """Foxglove server events: a client that subscribes is seen (a spectator until it logs in); one that
+    unsubscribes from the operators channel (every client of the page does, when it leaves) is gone."""
+
+    def __init__(self, operators: Operators) -> None:
+        self.operators = operators
+
+    def on_subscribe(self, client, channel) -> None:
+        self.operators.seen(client.id)
+
+    def on_unsubscribe(self, client, channel) -> None:
+        if channel.topic == OPERATORS:
+            self.operators.left(client.id)
+
+
+def _answer(ok: bool, message: str, **extra) -> bytes:
+    return json.dumps({"ok": ok, "message": message, **extra}).encode()
+
+
+def _summary(payload: bytes) -> str:
+    text = bytes(payload[:120]).decode("utf-8", "replace")
+    return text + ("..." if len(payload) > 120 else "")
+
+
+def _origin(p: dict) -> GeodeticOrigin | None:
+    lat, lon = float(p["origin_latitude_deg"]), float(p["origin_longitude_deg"])
+    if math.isnan(lat) or math.isnan(lon):
+        return None
+    return GeodeticOrigin(lat, lon, float(p["origin_altitude_m"]))
+
+
+def main(args=None) -> None:
+    run_node_main(ConsoleNode, args, refused=(ValueError,), what="console")

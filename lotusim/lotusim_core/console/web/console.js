@@ -1,0 +1,257 @@
+// The console page: the fleet on a Leaflet map (no tiles: nothing from the internet), drawn on one canvas so that
+// a thousand vessels stay smooth; the selected vessel's details; the operators' commands (spawn, delete, move,
+// route, pause, resume, real-time factor) through the console's `command` service; who is connected; the audit log.
+"use strict";
+
+const COLORS = { surface: "#f39019", underwater: "#36a2ff", aerial: "#4ce36b" };
+const TRAIL_POINTS = 120, TRAIL_SPACING_S = 1.0;
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  fleet: null,            // the newest update of /lotusim/console/fleet (columns)
+  index: new Map(),       // name -> row of state.fleet
+  trails: new Map(),      // name -> {t, pts: [[lat, lon], ...]}
+  selected: null,         // a vessel's name
+  mode: "select",         // select | spawn | move | route
+  route: [],              // [lat, lon] points of the route being drawn
+  me: { name: null, role: "spectator" },
+  fitted: false,
+  dirty: true,
+  frames: [],             // rAF timestamps of the last second
+  drawMs: [],             // canvas draw times (ms)
+};
+window.lotusim = state;   // for tests and curious users
+
+// --- the map and the fleet's canvas ---------------------------------------------------------------------------
+const map = L.map("map", { zoomControl: true, preferCanvas: true, attributionControl: false })
+  .setView([48.39, -4.49], 13);
+L.control.scale({ imperial: false }).addTo(map);
+const canvas = document.createElement("canvas");
+canvas.className = "fleet";
+map.getContainer().appendChild(canvas);
+const routeLine = L.polyline([], { color: "#ffd54a", weight: 2, dashArray: "6 4" }).addTo(map);
+
+function resize() {
+  const size = map.getSize();
+  canvas.width = size.x * devicePixelRatio; canvas.height = size.y * devicePixelRatio;
+  canvas.style.width = size.x + "px"; canvas.style.height = size.y + "px";
+  state.dirty = true;
+}
+map.on("resize", resize); map.on("move zoom viewreset", () => { state.dirty = true; });
+resize();
+
+function draw() {
+  const t0 = performance.now();
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(devicePixelRatio, 0, 0, devicePixelRatio, 0, 0);
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  drawGraticule(ctx);
+  const f = state.fleet;
+  if (f) {
+    ctx.lineWidth = 1; ctx.strokeStyle = "rgba(255,255,255,0.35)";
+    ctx.beginPath();
+    for (const trail of state.trails.values()) {
+      trail.pts.forEach(([la, lo], k) => {
+        const p = map.latLngToContainerPoint([la, lo]);
+        k ? ctx.lineTo(p.x, p.y) : ctx.moveTo(p.x, p.y);
+      });
+    }
+    ctx.stroke();
+    for (let i = 0; i < f.name.length; i++) {
+      const p = map.latLngToContainerPoint([f.lat[i], f.lon[i]]);
+      if (p.x < -20 || p.y < -20 || p.x > canvas.width + 20 || p.y > canvas.height + 20) continue;
+      drawVessel(ctx, p, f.heading[i], COLORS[f.domain[i]] || "#bbb", f.name[i] === state.selected, f.status[i]);
+    }
+  }
+  state.drawMs.push(performance.now() - t0);
+  if (state.drawMs.length > 200) state.drawMs.shift();
+  state.dirty = false;
+}
+
+function drawVessel(ctx, p, headingDeg, color, selected, status) {
+  const a = (headingDeg * Math.PI) / 180;   // compass: 0 north, clockwise; screen y points down
+  const s = selected ? 11 : 7;
+  ctx.save(); ctx.translate(p.x, p.y); ctx.rotate(a);
+  ctx.beginPath(); ctx.moveTo(0, -s); ctx.lineTo(s * 0.6, s * 0.8); ctx.lineTo(-s * 0.6, s * 0.8); ctx.closePath();
+  ctx.fillStyle = status ? "#e33" : color; ctx.fill();
+  ctx.lineWidth = selected ? 2 : 1; ctx.strokeStyle = selected ? "#fff" : "rgba(0,0,0,0.6)"; ctx.stroke();
+  ctx.restore();
+}
+
+function drawGraticule(ctx) {
+  const b = map.getBounds(), span = Math.max(b.getEast() - b.getWest(), 1e-6);
+  const step = Math.pow(10, Math.floor(Math.log10(span / 4)));
+  ctx.strokeStyle = "rgba(255,255,255,0.08)"; ctx.lineWidth = 1; ctx.beginPath();
+  for (let lo = Math.ceil(b.getWest() / step) * step; lo < b.getEast(); lo += step) {
+    const x = map.latLngToContainerPoint([b.getCenter().lat, lo]).x; ctx.moveTo(x, 0); ctx.lineTo(x, canvas.height);
+  }
+  for (let la = Math.ceil(b.getSouth() / step) * step; la < b.getNorth(); la += step) {
+    const y = map.latLngToContainerPoint([la, b.getCenter().lng]).y; ctx.moveTo(0, y); ctx.lineTo(canvas.width, y);
+  }
+  ctx.stroke();
+}
+
+function frame(now) {
+  state.frames.push(now);
+  while (state.frames.length && now - state.frames[0] > 1000) state.frames.shift();
+  if (state.dirty || state.benchmark) draw();
+  requestAnimationFrame(frame);
+}
+requestAnimationFrame(frame);
+state.benchmark = new URLSearchParams(location.search).has("benchmark");  // redraw every frame (worst case)
+setInterval(() => { $("fps").textContent = state.frames.length; }, 500);
+
+// --- data from the console ------------------------------------------------------------------------------------
+function onFleet(f) {
+  state.fleet = f;
+  state.index = new Map(f.name.map((n, i) => [n, i]));
+  for (const name of state.trails.keys()) if (!state.index.has(name)) state.trails.delete(name);
+  for (let i = 0; i < f.name.length; i++) {
+    let trail = state.trails.get(f.name[i]);
+    if (!trail) state.trails.set(f.name[i], (trail = { t: -1e9, pts: [] }));
+    if (f.t - trail.t >= TRAIL_SPACING_S || f.t < trail.t) {
+      trail.t = f.t; trail.pts.push([f.lat[i], f.lon[i]]);
+      if (trail.pts.length > TRAIL_POINTS) trail.pts.shift();
+    }
+  }
+  if (!state.fitted && f.name.length) {
+    const lats = f.lat, lons = f.lon;
+    map.fitBounds([[Math.min(...lats), Math.min(...lons)], [Math.max(...lats), Math.max(...lons)]],
+      { padding: [40, 40], maxZoom: 16 });
+    state.fitted = true;
+  }
+  $("simtime").textContent = f.t.toFixed(1);
+  $("rtf").textContent = f.rtf.toFixed(2);
+  $("pausedflag").textContent = f.paused ? "· PAUSED" : "";
+  $("count").textContent = f.name.length;
+  showSelected();
+  state.dirty = true;
+}
+
+function showSelected() {
+  const f = state.fleet, i = state.index.get(state.selected);
+  if (!f || i === undefined) {
+    $("selected").innerHTML = state.selected ? `<i>${escapeHtml(state.selected)} is gone</i>` : "<i>click a vessel to select it</i>";
+    return;
+  }
+  const status = ["ok", "frozen", "worker down", "lost"][f.status[i]] || f.status[i];
+  $("selected").innerHTML = `<b id="selname">${escapeHtml(f.name[i])}</b> · ${escapeHtml(f.model[i])} (${f.domain[i]}, ${f.worker[i]})<br>
+    ${f.lat[i].toFixed(6)}, ${f.lon[i].toFixed(6)} · depth ${f.depth[i].toFixed(1)} m<br>
+    speed <span id="selspeed">${f.speed[i].toFixed(2)}</span> m/s · heading ${f.heading[i].toFixed(0)}° · ${status}`;
+}
+
+function onOperators(list) {
+  $("operators").innerHTML = list.map((o) => `<li>${escapeHtml(o.name)} <i>${o.role}</i></li>`).join("");
+}
+
+function onAudit(entries) {
+  $("audit").innerHTML = entries.slice().reverse().map((e) =>
+    `<li class="${e.ok ? "" : "refused"}">[${e.sim_time_s.toFixed(1)} s] <b>${escapeHtml(e.operator)}</b>: ` +
+    `${escapeHtml(e.command)} — ${escapeHtml(e.message)}</li>`).join("");
+}
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+
+// --- commands ---------------------------------------------------------------------------------------------------
+function say(text, ok) { const m = $("message"); m.textContent = text; m.className = ok ? "ok" : "error"; }
+
+async function command(body) {
+  try {
+    const answer = await client.call("command", body);
+    say(answer.message, answer.ok);
+    return answer;
+  } catch (err) { say(String(err.message || err), false); return { ok: false }; }
+}
+
+function arm(mode, button) {
+  state.mode = state.mode === mode ? "select" : mode;
+  for (const id of ["spawnbtn", "movebtn", "routebtn"]) $(id).classList.remove("armed");
+  if (state.mode !== "select") button.classList.add("armed");
+  if (mode === "route") { state.route = []; routeLine.setLatLngs([]); }
+}
+
+function number(id) { const v = $(id).value.trim(); return v === "" ? NaN : Number(v); }
+
+map.on("click", async (ev) => {
+  const { lat, lng } = ev.latlng;
+  if (state.mode === "spawn") {
+    arm("spawn", $("spawnbtn"));
+    const name = $("spawnname").value.trim();
+    const answer = await command({ op: "spawn", name, model: $("model").value, lat, lon: lng,
+      depth: number("spawndepth"), heading: number("spawnheading") });
+    if (answer.ok) state.selected = name;
+  } else if (state.mode === "move") {
+    arm("move", $("movebtn"));
+    const f = state.fleet, i = state.index.get(state.selected);
+    await command({ op: "move", name: state.selected, lat, lon: lng, depth: f && i !== undefined ? Math.max(0, f.depth[i]) : 0,
+      heading: f && i !== undefined ? f.heading[i] : 0 });
+  } else if (state.mode === "route") {
+    state.route.push([lat, lng]); routeLine.setLatLngs(state.route);
+  } else {
+    state.selected = nearestVessel(ev.containerPoint);
+    showSelected(); state.dirty = true;
+  }
+});
+
+function nearestVessel(point) {
+  const f = state.fleet; let best = null, bestD = 14;
+  if (!f) return null;
+  for (let i = 0; i < f.name.length; i++) {
+    const p = map.latLngToContainerPoint([f.lat[i], f.lon[i]]);
+    const d = Math.hypot(p.x - point.x, p.y - point.y);
+    if (d < bestD) { bestD = d; best = f.name[i]; }
+  }
+  return best;
+}
+
+$("spawnbtn").onclick = () => arm("spawn", $("spawnbtn"));
+$("movebtn").onclick = () => (state.selected ? arm("move", $("movebtn")) : say("select a vessel first", false));
+$("routebtn").onclick = () => (state.selected ? arm("route", $("routebtn")) : say("select a vessel first", false));
+$("sendroutebtn").onclick = async () => {
+  if (!state.selected || !state.route.length) return say("select a vessel and click the route's points first", false);
+  const answer = await command({ op: "waypoints", name: state.selected, points: state.route, loop: $("routeloop").checked });
+  if (answer.ok) { arm("route", $("routebtn")); state.mode = "select"; $("routebtn").classList.remove("armed"); }
+};
+$("deletebtn").onclick = () => (state.selected ? command({ op: "delete", name: state.selected }) : say("select a vessel first", false));
+$("pausebtn").onclick = () => command({ op: "pause" });
+$("resumebtn").onclick = () => command({ op: "resume" });
+$("rtfbtn").onclick = () => command({ op: "rtf", value: number("rtfinput") });
+$("model").onchange = () => { if (!$("spawnname").value) $("spawnname").placeholder = `${$("model").value}_1`; };
+$("loginbtn").onclick = async () => {
+  try {
+    const answer = await client.call("login", { name: $("opname").value, role: $("oprole").value, token: $("optoken").value || null });
+    say(answer.message, answer.ok);
+    if (answer.ok) { state.me = answer; $("whoami").textContent = `${answer.name} (${answer.role})`; }
+  } catch (err) { say(String(err.message || err), false); }
+};
+
+// --- connection ---------------------------------------------------------------------------------------------------
+let client;
+async function connect() {
+  const config = await (await fetch("console.json")).json();
+  document.title = `${config.name} · lotusim console`;
+  $("optoken").style.display = config.token_required ? "" : "none";
+  const url = `ws://${location.hostname}:${config.ws_port}`;
+  client = new FoxgloveClient(url, {
+    open: () => { $("conn").textContent = "connected"; $("conn").className = "good"; },
+    close: () => { $("conn").textContent = "disconnected (reload to retry)"; $("conn").className = "bad"; },
+    message: (topic, body) => {
+      if (topic === "/lotusim/console/fleet") onFleet(body);
+      else if (topic === "/lotusim/console/operators") onOperators(body);
+      else if (topic === "/lotusim/console/audit") onAudit(body);
+      else if (topic === "/lotusim/console/models") onModels(body);
+    },
+  });
+  for (const t of ["fleet", "operators", "audit", "models"]) client.subscribe(`/lotusim/console/${t}`);
+}
+
+function onModels(models) {
+  const select = $("model"), current = select.value;
+  if (select.options.length === models.length) return;
+  select.innerHTML = models.map((m) => `<option value="${escapeHtml(m.name)}">${escapeHtml(m.name)} (${m.domain})</option>`).join("");
+  if (current) select.value = current;
+}
+
+connect().catch((err) => say(`cannot reach the console: ${err}`, false));

@@ -1,0 +1,170 @@
+"""The console's ROS-free parts: a command's checks, operators and their roles, the audit log, the fleet merged
+from workers (compass heading, WGS84, depth, speed), the page server's file list, and the console's start checks."""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+pytest.importorskip("foxglove")
+
+from lotusim_core.base.geodesy import GeodeticOrigin  # noqa: E402
+from lotusim_core.console import commands as cmd  # noqa: E402
+from lotusim_core.console.fleet_view import FleetView, WorkerState, compass_heading_deg  # noqa: E402
+from lotusim_core.console.operators import AuditLog, LoginError, Operators  # noqa: E402
+from lotusim_core.console.web_server import PageServer  # noqa: E402
+
+
+def test_a_spawn_command_is_read_with_its_placement():
+    c = cmd.parse_command(b'{"op": "spawn", "name": "usv_9", "model": "wamv", "lat": 48.3, "lon": -4.6, "heading": 90}')
+    assert c == cmd.Spawn("usv_9", "wamv", cmd.Placement(48.3, -4.6, 0.0, 90.0))
+    assert cmd.describe(c).startswith("spawn usv_9 (wamv) at 48.300000, -4.600000")
+    route = cmd.parse_command(
+        '{"op": "waypoints", "name": "a", "points": [[48.3, -4.6], [48.31, -4.61]], "loop": true}'
+    )
+    assert route.points == ((48.3, -4.6), (48.31, -4.61)) and route.loop and route.speed_mps == 0.0
+    assert cmd.parse_command('{"op": "pause"}') == cmd.Pause(True)
+    assert cmd.parse_command('{"op": "resume"}') == cmd.Pause(False)
+    assert cmd.parse_command('{"op": "rtf", "value": 4}') == cmd.SetRtf(4.0)
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (b"not json", "not JSON"),
+        (b"[1, 2]", "expected a JSON object"),
+        (b'{"op": "explode"}', "op: expected one of"),
+        (b'{"op": "delete"}', "delete: name: expected a non-empty string"),
+        (b'{"op": "delete", "name": "a", "force": true}', "unknown keys ['force']"),
+        (b'{"op": "spawn", "name": "a", "model": "wamv", "lat": 91, "lon": 0}', "lat: expected a number in [-90, 90]"),
+        (b'{"op": "spawn", "name": "a", "model": "wamv", "lat": 0}', "lon: a number is needed"),
+        (b'{"op": "move", "name": "a", "lat": "north", "lon": 0}', "lat: expected a number, got 'north'"),
+        (b'{"op": "rtf", "value": 0}', "value: expected a number in (0, 1000]"),
+        (b'{"op": "rtf", "value": null}', "value: a number is needed"),
+        (b'{"op": "rtf", "value": true}', "value: expected a number, got True"),
+        (b'{"op": "waypoints", "name": "a", "points": []}', "points: expected a non-empty list"),
+        (b'{"op": "waypoints", "name": "a", "points": [[1]]}', "points[0]: expected [lat, lon]"),
+        (b'{"op": "waypoints", "name": "a", "points": [[1, 2]], "loop": "yes"}', "loop: expected true or false"),
+        (b'{"op": "delete", "name": "' + b"x" * 200 + b'"}', "longer than 128"),
+        (b" " * (cmd.MAX_PAYLOAD_BYTES + 1), "larger than"),
+    ],
+)
+def test_a_bad_command_is_refused_with_its_reason(payload, reason):
+    with pytest.raises(cmd.CommandError) as err:
+        cmd.parse_command(payload)
+    assert reason in str(err.value)
+
+
+def test_spectators_watch_operators_command_and_a_remote_console_needs_its_token():
+    ops = Operators()
+    assert ops.seen(1).role == "spectator" and ops.seen(1).name == "guest-1"
+    with pytest.raises(LoginError, match="is a spectator"):
+        ops.commander(1)
+    ops.login(1, "alice", "operator")
+    assert ops.commander(1).name == "alice"
+    with pytest.raises(LoginError, match="role"):
+        ops.login(2, "bob", "admiral")
+    with pytest.raises(LoginError, match="name"):
+        ops.login(2, "<script>", "operator")
+    ops.login(2, "bob", "spectator")
+    assert [(o["name"], o["role"]) for o in ops.listing()] == [("alice", "operator"), ("bob", "spectator")]
+    ops.left(1)
+    assert [o["name"] for o in ops.listing()] == ["bob"]
+
+    guarded = Operators(token="s3cret")
+    for wrong in (None, "", "s3cre", 42):
+        with pytest.raises(LoginError, match="token"):
+            guarded.login(1, "alice", "operator", wrong)
+    assert guarded.login(1, "alice", "operator", "s3cret").role == "operator"
+    assert guarded.login(2, "bob", "spectator").role == "spectator"  # watching needs no token
+
+
+def test_the_audit_log_keeps_the_last_entries_in_order():
+    log = AuditLog()
+    for k in range(250):
+        log.add("alice", f"delete v{k}", k % 2 == 0, "done", sim_time_s=k * 0.5)
+    recent = log.recent(3)
+    assert [e["command"] for e in recent] == ["delete v247", "delete v248", "delete v249"]
+    assert recent[-1]["seq"] == 250 and recent[-1]["sim_time_s"] == 124.5 and recent[0]["ok"] is False
+    assert len(log.recent(1000)) == 200
+
+
+def _state(names, xyz, yaw_enu_deg, twist=None, stamp_ns=5_000_000_000) -> WorkerState:
+    n = len(names)
+    half = np.radians(np.asarray(yaw_enu_deg, dtype=float)) / 2.0
+    orientation = np.column_stack([np.zeros(n), np.zeros(n), np.sin(half), np.cos(half)])  # x y z w about up
+    return WorkerState(
+        names=list(names),
+        position=np.asarray(xyz, dtype=float).reshape(n, 3),
+        orientation=orientation,
+        twist=np.zeros((n, 6)) if twist is None else np.asarray(twist, dtype=float),
+        environment=np.tile([0.1, -0.2, 0.0, 3.0, 4.0, 0.0], (n, 1)),
+        status=np.zeros(n, dtype=np.uint8),
+        stamp_ns=stamp_ns,
+    )
+
+
+def test_compass_heading_of_enu_yaw():
+    # REP 103: ENU yaw 0 faces east (compass 90), yaw 90 faces north (compass 0), yaw -90 faces south (180)
+    q = _state(["a", "b", "c", "d"], np.zeros((4, 3)), [0.0, 90.0, -90.0, 180.0]).orientation
+    np.testing.assert_allclose(compass_heading_deg(q), [90.0, 0.0, 180.0, 270.0], atol=1e-9)
+
+
+def test_the_fleet_of_two_workers_is_one_set_of_columns_with_models_and_wgs84():
+    view = FleetView(GeodeticOrigin(48.3, -4.6))
+    view.on_state("worker_1", _state(["auv"], [[0.0, 0.0, -20.0]], [90.0], twist=[[1.5, 0.0, 0.0, 0, 0, 0]]))
+    view.on_state("worker_0", _state(["usv"], [[0.0, 1000.0, 0.0]], [0.0], stamp_ns=4_000_000_000))
+    view.on_roster("worker_0", [("usv", "wamv", "surface")])
+    snap = view.snapshot()
+    assert snap.names == ["usv", "auv"] and snap.workers == ["worker_0", "worker_1"]
+    assert snap.models == ["wamv", ""] and snap.domains == ["surface", ""]  # auv's roster not heard yet
+    assert snap.sim_time_s == 5.0
+    # 1,000 m north of 48.3 N: 1000 m over the WGS84 meridian radius M = a (1 - e^2) / (1 - e^2 sin^2 phi)^1.5
+    a, e2, s2 = 6378137.0, 0.00669437999014, math.sin(math.radians(48.3)) ** 2
+    meridian_m = a * (1.0 - e2) / (1.0 - e2 * s2) ** 1.5
+    assert snap.latitude_deg[0] == pytest.approx(48.3 + math.degrees(1000.0 / meridian_m), abs=2e-7)
+    assert snap.latitude_deg[1] == pytest.approx(48.3) and snap.longitude_deg[1] == pytest.approx(-4.6)
+    np.testing.assert_allclose(snap.depth_m, [0.0, 20.0])
+    np.testing.assert_allclose(snap.speed_mps, [0.0, 1.5])
+    np.testing.assert_allclose(snap.heading_deg, [90.0, 0.0], atol=1e-9)
+    columns = snap.to_json_columns(rtf=0.98, paused=True)
+    assert columns["paused"] is True and columns["current"][0] == [0.1, -0.2] and columns["wind"][1] == [3.0, 4.0]
+    json.dumps(columns)  # plain JSON
+    view.forget("worker_1")
+    assert view.snapshot().names == ["usv"]
+    assert FleetView(GeodeticOrigin()).snapshot().names == []
+
+
+def test_the_page_server_serves_the_page_and_nothing_else():
+    server = PageServer("127.0.0.1", 0, {"ws_port": 1234, "name": "t", "token_required": False})
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        page = urllib.request.urlopen(f"{base}/").read().decode()
+        assert "<title>lotusim console</title>" in page and "leaflet.js" in page
+        assert json.loads(urllib.request.urlopen(f"{base}/console.json").read())["ws_port"] == 1234
+        assert urllib.request.urlopen(f"{base}/vendor/leaflet-1.9.4/leaflet.js").status == 200
+        for bad in ("/../console_node.py", "/%2e%2e/console_node.py", "/console_node.py", "/vendor/", "/etc/passwd"):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(base + bad)
+            assert err.value.code == 404
+        request = urllib.request.Request(f"{base}/", data=b"x", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(request)
+        assert err.value.code == 501
+    finally:
+        server.close()
+
+
+def test_the_console_refuses_a_remote_address_without_a_token():
+    from lotusim_core.console.console_node import config_problem
+
+    assert config_problem("127.0.0.1", "", 10.0) == "" and config_problem("localhost", "", 10.0) == ""
+    assert "needs a token" in config_problem("0.0.0.0", "", 10.0)
+    assert config_problem("0.0.0.0", "t0ken", 10.0) == ""
+    assert "expected an IP address" in config_problem("example.org", "", 10.0)
+    assert "rate_hz" in config_problem("127.0.0.1", "", 0.0)
