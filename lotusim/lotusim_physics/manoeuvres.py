@@ -6,11 +6,11 @@ zig-zag's rudder switches are vectorised over rows too. Calm water, no current, 
 never nears the surface). Every manoeuvre returns a `Manoeuvre`: one `Row` of numbers per variant plus the
 recorded traces for plots.
 
-Manoeuvres (ITTC 2002 / IMO MSC.137(76) definitions, Fossen 2021 ch. 16.2, applied open loop):
+Manoeuvres (the turning circle and zig-zag trials of [IMO2002], here applied open loop to any vehicle):
 - `speed_curve`: steady surge speed against the propulsion command; for underwater vehicles also the trim at
   speed (pitch, roll) and the vertical speed (open loop, fins at zero).
 - `turning_circles`: approach straight, then rudder (or differential thrust) to port and to starboard; steady
-  yaw rate, speed, speed loss U/U0, diameter of the steady circle (least-squares fit, Kasa 1976 algebraic fit),
+  yaw rate, speed, speed loss U/U0, diameter of the steady circle (least-squares fit, [Kasa1976]),
   advance at 90 deg and tactical diameter (transfer at 180 deg).
 - `zigzag`: the delta/psi zig-zag; first and second overshoot angles, time to the first rudder reversal.
 - `pitch_steps`: elevator steps nose-up / nose-down at speed; steady pitch and vertical speed.
@@ -348,7 +348,7 @@ def _turn_values(run: dict[str, np.ndarray], i: int, approach_s: float) -> dict[
 
 
 def _circle_radius(x: np.ndarray, y: np.ndarray) -> float:
-    """Radius of the least-squares circle x^2 + y^2 + D x + E y + F = 0 (Kasa's algebraic fit)."""
+    """Radius of the least-squares circle x^2 + y^2 + D x + E y + F = 0 (the algebraic fit of [Kasa1976])."""
     a = np.column_stack([x, y, np.ones_like(x)])
     d, e, f = np.linalg.lstsq(a, -(x * x + y * y), rcond=None)[0]
     return float(np.sqrt(max(0.25 * (d * d + e * e) - f, 0.0)))
@@ -375,7 +375,7 @@ def zigzag(
     duration_s: float = 90.0,
     **kw,
 ) -> Manoeuvre:
-    """delta/psi zig-zags (IMO MSC.137(76)), one row per (delta_deg, psi_deg) pair: rudder to starboard, reversed
+    """delta/psi zig-zags ([IMO2002]), one row per (delta_deg, psi_deg) pair: rudder to starboard, reversed
     each time the heading change passes +-psi (checked every record_s). Vehicles without rudder fins steer by
     differential thrust (delta is then ignored: full differential). Values: overshoot1_deg, overshoot2_deg
     (heading beyond +-psi after the 1st and 2nd reversal), reversal1_s (time from rudder-over to the first

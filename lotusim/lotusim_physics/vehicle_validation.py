@@ -69,16 +69,19 @@ def _rpm_for_thrust(thrust_n: float, rho: float = 1025.0, diameter_m: float = 0.
 
 
 REMUS_GAP_TRIM = (
-    "open loop with the fins at zero the REMUS trims ~12 deg nose down (5.5 N buoyant in 1025 kg/m^3 against a net "
-    "destabilising Munk moment; docs/vehicles.md 'REMUS 100: why it trims nose down'), so hull and fins meet the "
-    "flow at an incidence and add drag; K_T was sized for 2.5 m/s against X_u|u| alone (level flight). A source "
-    "for the propeller's thrust curve (Allen2000's measurements) would fix K_T; the trim is the depth autopilot's"
+    "open loop with the fins at zero the REMUS (5.5 N buoyant in 1025 kg/m^3) trims ~12 deg nose down and dives: "
+    "the net static pitch instability (Munk moment less hull and fin lift, +10.4 N m per (m/s)^2) against its small "
+    "metacentric height (docs/vehicles.md, 'REMUS 100: why it trims nose down'); hull and fins then meet the flow "
+    "at an incidence and add drag. Made neutral it runs level at 2.50 m/s (test_remus_made_neutral_runs_level): "
+    "the published speed is the vehicle's in level flight under its depth autopilot, which an open-loop run of "
+    "the buoyant vehicle does not reproduce"
 )
 REMUS_GAP_TURN = (
     "our rudder force per u^2 delta is 21.4 N (two fins, 1/2 rho S c_La each with Prestero's S_fin 0.00665 m^2 and "
     "c_La 3.12) at 0.8 m aft (PVS), against Prestero's own Y_uudr 9.64 kg/(m rad) at 0.638 m (N_uudr / Y_uudr): "
-    "2.8 times the yaw moment; Prestero's tables do not say how 9.64 follows from his S_fin and c_La, so no "
-    "cited correction is possible yet"
+    "2.8 times the yaw moment. [HallAnstee2011]'s set also weakens the rudder (Y_dr = rho c_La S_fin U^2 / 3.5). "
+    "Neither source says how its rudder coefficient follows from S_fin and c_La, so no cited correction is "
+    "possible yet"
 )
 REMUS = Plan(
     speed_levels=(
@@ -148,6 +151,12 @@ LRAUV = Plan(
             vehicle_overrides="lrauv_sim_ci",
         ),
         Published(
+            "turning", "starboard 9 deg", "speed_mps", 1.0, 0.2,
+            "[LRAUV2023] test_yoyo_circle_mission: speed 1.0 +- 0.2 m/s in the 9 deg circle",
+            "simulator regression (LRAUV Sim, C_A off, no hull lift)", "the test's own +-0.2 m/s",
+            vehicle_overrides="lrauv_sim_ci",
+        ),
+        Published(
             "turning", "starboard 9 deg", "yaw_rate_dps", math.degrees(0.037), 0.06,
             "[LRAUV2023] test_yoyo_circle_mission: rudder 9 deg at 1 m/s, yaw rate 0.037 +- 0.0022 rad/s",
             "simulator regression (LRAUV Sim, C_A off, no hull lift)", "the test's own +-0.0022 rad/s (6 %)",
@@ -190,6 +199,9 @@ BLUEROV2 = Plan(
 )  # fmt: skip
 
 # --- surface vessels ----------------------------------------------------------------------------------------
+# Kayak spin in place: N_r r + N_r|r| r^2 = tau, tau = 0.7 m x 2 x (36.36 + 27.56) N ([SaldarriagaMesa2025]).
+_KAYAK_TAU = 0.7 * 2.0 * (36.36 + 27.56)
+KAYAK_SPIN_RAD_S = (-200.2944 + math.sqrt(200.2944**2 + 4.0 * 18.5319 * _KAYAK_TAU)) / (2.0 * 18.5319)
 _SURFACE_LEVELS = (("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0))
 WAMV = Plan(
     speed_levels=_SURFACE_LEVELS,
@@ -210,6 +222,12 @@ WAMV = Plan(
         Published(
             "speed", "50 %", "u_mps", 1.18, 0.03,
             "[VRX2025] as above, 80.6 N per motor at command 0.5: u = 1.18 m/s",
+            "derived from a published model", "as above",
+        ),
+        Published(
+            "steps", "yaw 1", "steady", math.degrees(1.027135 * (242.7 + 101.9) / 400.0), 0.03,
+            "[VRX2025] classic N_r 400, N_r|r| 0, thrusters at y = +-1.027135 m, GLF map 242.7 N forward / "
+            "-101.9 N reverse: spin in place r = 1.027135 (242.7 + 101.9) / 400 rad/s",
             "derived from a published model", "as above",
         ),
     ),
@@ -234,6 +252,14 @@ KAYAK = Plan(
             "speed", "50 %", "u_mps", 0.86, 0.03,
             "[SaldarriagaMesa2025] Tables 2-3, four T200 at command 0.5 (4 x 12.15 N): u = 0.86 m/s",
             "derived from an identified model", "as above (0.037 m/s is 4 % here; 3 % keeps the full-thrust bound)",
+        ),
+        Published(
+            "steps", "yaw 1", "steady", math.degrees(KAYAK_SPIN_RAD_S), 0.03,
+            "[SaldarriagaMesa2025] Table 3 N_r 200.29, N_r|r| 18.53, Table 2 T200 (36.36 N / -27.56 N at +-1), "
+            "four thrusters 0.7 m off the centreline (the paper's simulator layout): spin in place "
+            "N_r r + N_r|r| r^2 = 0.7 x 2 x (36.36 + 27.56) N m",
+            "derived from an identified model", "the identified model's yaw-rate RMSE 0.0096 rad/s (Table 4) is "
+            "2 % here; 3 %",
         ),
     ),
 )  # fmt: skip
