@@ -6,8 +6,8 @@ Starts the nodes of a scenario (current_server, mas_server, dynamics_0..K-1, sen
 controllers, RViz unless headless, the operator console if asked) with the parameters of its plan, and spawns its
 vessels through the MAS action (`lotusim spawn --scenario FILE`). The spawner waits for the workers (on a cold start
 they compile the physics kernels first) at most worker_wait_s wall seconds, as does the MAS server for a goal that
-comes before them. The logic lives in lotusim_core.sim.scenario / launch_plan (tested without launch); this file only turns it
-into launch actions. Scenario format: docs/scenarios.md.
+comes before them. The logic lives in lotusim_core.sim.scenario / launch_plan (tested without launch); this file only
+turns it into launch actions. Scenario format: docs/scenarios.md.
 """
 
 from launch import LaunchDescription

@@ -325,10 +325,14 @@ class ConsoleNode(Node):
     def _on_command(self, request) -> bytes:
         who = self.operators.seen(request.client_id).name
         try:
-            operator = self.operators.commander(request.client_id)
             command = cmd.parse_command(request.payload)
-        except (LoginError, cmd.CommandError) as exc:
+        except cmd.CommandError as exc:
             self._record(who, _summary(request.payload), False, str(exc))
+            return _answer(False, str(exc))
+        try:
+            operator = self.operators.commander(request.client_id)
+        except LoginError as exc:
+            self._record(who, cmd.describe(command), False, str(exc))
             return _answer(False, str(exc))
         try:
             ok, message = self.runner.submit(command).result(timeout=COMMAND_WAIT_S)

@@ -4,7 +4,7 @@
 "use strict";
 
 const COLORS = { surface: "#f39019", underwater: "#36a2ff", aerial: "#4ce36b" };
-const TRAIL_POINTS = 120, TRAIL_SPACING_S = 1.0;
+const TRAIL_POINTS = 120, TRAIL_SPACING_S = 1.0, LABELS_UP_TO = 40;
 const $ = (id) => document.getElementById(id);
 
 const state = {
@@ -57,10 +57,14 @@ function draw() {
       });
     }
     ctx.stroke();
+    const labels = f.name.length <= LABELS_UP_TO;
+    ctx.font = "11px system-ui, sans-serif"; ctx.fillStyle = "rgba(255,255,255,0.85)";
     for (let i = 0; i < f.name.length; i++) {
       const p = map.latLngToContainerPoint([f.lat[i], f.lon[i]]);
       if (p.x < -20 || p.y < -20 || p.x > canvas.width + 20 || p.y > canvas.height + 20) continue;
-      drawVessel(ctx, p, f.heading[i], COLORS[f.domain[i]] || "#bbb", f.name[i] === state.selected, f.status[i]);
+      const selected = f.name[i] === state.selected;
+      drawVessel(ctx, p, f.heading[i], COLORS[f.domain[i]] || "#bbb", selected, f.status[i]);
+      if (labels || selected) { ctx.fillStyle = "rgba(255,255,255,0.85)"; ctx.fillText(f.name[i], p.x + 9, p.y - 6); }
     }
   }
   state.drawMs.push(performance.now() - t0);
@@ -124,8 +128,20 @@ function onFleet(f) {
   $("rtf").textContent = f.rtf.toFixed(2);
   $("pausedflag").textContent = f.paused ? "· PAUSED" : "";
   $("count").textContent = f.name.length;
+  $("environment").textContent = environmentText(f);
   showSelected();
   state.dirty = true;
+}
+
+function environmentText(f) {
+  // the fleet's mean current (towards) and wind (from), compass degrees, as the physics applies them
+  const n = f.name.length;
+  if (!n) return "";
+  const mean = (rows) => rows.reduce((a, r) => [a[0] + r[0] / n, a[1] + r[1] / n], [0, 0]);
+  const [ce, cn] = mean(f.current), [we, wn] = mean(f.wind);
+  const towards = (e, nn) => ((Math.atan2(e, nn) * 180) / Math.PI + 360) % 360;
+  return `current ${Math.hypot(ce, cn).toFixed(2)} m/s towards ${towards(ce, cn).toFixed(0)}° · ` +
+    `wind ${Math.hypot(we, wn).toFixed(1)} m/s from ${((towards(we, wn) + 180) % 360).toFixed(0)}°`;
 }
 
 function showSelected() {
@@ -160,7 +176,7 @@ function say(text, ok) { const m = $("message"); m.textContent = text; m.classNa
 async function command(body) {
   try {
     const answer = await client.call("command", body);
-    say(answer.message, answer.ok);
+    say(answer.ok ? `${body.op} ${body.name || ""}: ${answer.message}` : answer.message, answer.ok);
     return answer;
   } catch (err) { say(String(err.message || err), false); return { ok: false }; }
 }

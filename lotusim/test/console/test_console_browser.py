@@ -1,0 +1,211 @@
+"""The console as operators use it: `lotusim run --console` on a small fleet, the page in two headless Chromium
+sessions (Debian's chromium, driven by Playwright), an operator's clicks carried out by the simulation and seen
+by the other session: a spawn, a route the USV then follows, pause and resume, bad input refused with its reason,
+a spectator refused, a delete; Foxglove's own channels served beside it. Screenshots go to the test's directory."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import socket
+import textwrap
+import time
+
+import pytest
+
+pytestmark = pytest.mark.ros  # starts lotusim run (DDS participants)
+pytest.importorskip("rclpy")
+pytest.importorskip("foxglove")
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium")
+if CHROMIUM is None:
+    pytest.skip("no chromium (Debian: apt-get install chromium; .ci/run installs it)", allow_module_level=True)
+
+from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
+
+ORIGIN = (48.3, -4.6)
+SCENARIO = """\
+    name: console_test
+    seed: 7
+    world:
+      origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+      bathymetry: {model: flat, depth_m: 50.0}
+    physics: {step_s: 0.02, mode: scaled, real_time_factor: 3.0}
+    vessels:
+      - {name: wamv_1, model: wamv, pose: {position: [0.0, 0.0, 0.0], yaw_deg: 0.0}}
+      - {name: auv_1, model: lrauv, pose: {position: [-60.0, -40.0, -5.0], yaw_deg: 0.0}}
+    controllers:
+      - type: waypoint_follower
+        vessel: wamv_1
+        setpoints:
+          waypoints: [{latitude_deg: 48.3, longitude_deg: -4.6}]
+          acceptance_radius_m: 5.0
+          speed_mps: 1.5
+    """
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _east_north_to_latlon(east_m: float, north_m: float) -> tuple[float, float]:
+    """A point near the origin (spherical approximation, < 1 mm error at 100 m)."""
+    r = 6_371_000.0
+    return ORIGIN[0] + math.degrees(north_m / r), ORIGIN[1] + math.degrees(east_m / (r * math.cos(math.radians(48.3))))
+
+
+def _click_at(page, lat: float, lon: float) -> None:
+    p = page.evaluate(f"() => map.latLngToContainerPoint([{lat}, {lon}])")
+    page.mouse.click(p["x"], p["y"])
+
+
+def _vessel(page, name: str) -> dict | None:
+    return page.evaluate(
+        """(name) => { const f = window.lotusim.fleet, i = window.lotusim.index.get(name);
+        return (f && i !== undefined) ? {lat: f.lat[i], lon: f.lon[i], t: f.t, speed: f.speed[i]} : null; }""",
+        name,
+    )
+
+
+def _message(page) -> tuple[str, str]:
+    return page.text_content("#message"), page.get_attribute("#message", "class")
+
+
+def _wait_message(page, previous: str, timeout_s: float = 30.0) -> tuple[str, str]:
+    page.wait_for_function(f"() => document.getElementById('message').textContent !== {previous!r}",
+                           timeout=timeout_s * 1000)  # fmt: skip
+    return _message(page)
+
+
+def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_domain_env):
+    scenario = tmp_path / "console_test.yaml"
+    scenario.write_text(textwrap.dedent(SCENARIO))
+    page_port, ws_port = _free_port(), _free_port()
+    out = tmp_path / "run.log"
+    run = start_run(
+        [str(scenario), "--headless", "--console", "--console-port", str(page_port), "--console-ws-port", str(ws_port)],
+        out,
+        own_domain_env,
+    )
+    try:
+        wait_for_text(out, "2 vessels spawned", run, 180.0)
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            alice = browser.new_page(viewport={"width": 1280, "height": 800})
+            bob = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+            for page in (alice, bob):
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.goto(f"http://127.0.0.1:{page_port}/")
+                page.wait_for_function("() => window.lotusim.fleet && window.lotusim.fleet.name.length === 2",
+                                       timeout=60_000)  # fmt: skip
+            assert sorted(bob.evaluate("() => window.lotusim.fleet.name")) == ["auv_1", "wamv_1"]
+            assert bob.evaluate("() => window.lotusim.fleet.model") is not None
+            bob.wait_for_function("() => document.getElementById('model').options.length > 0", timeout=30_000)
+
+            # log in: alice operates, bob watches (both listed to everyone)
+            alice.fill("#opname", "alice")
+            alice.click("#loginbtn")
+            assert _wait_message(alice, "")[0] == "logged in as operator"
+            bob.fill("#opname", "bob")
+            bob.select_option("#oprole", "spectator")
+            bob.click("#loginbtn")
+            _wait_message(bob, "")
+            bob.wait_for_function("() => document.getElementById('operators').textContent.includes('alice')")
+            alice.wait_for_function("() => document.getElementById('operators').textContent.includes('bob')")
+
+            # a spawn clicked by alice appears in bob's session
+            alice.select_option("#model", "kayak_usv")
+            alice.fill("#spawnname", "kayak_9")
+            alice.click("#spawnbtn")
+            spawn_at = _east_north_to_latlon(40.0, -30.0)
+            _click_at(alice, *spawn_at)
+            clicked = time.monotonic()
+            bob.wait_for_function("() => window.lotusim.index.has('kayak_9')", timeout=30_000)
+            seen_after_s = time.monotonic() - clicked
+            text, kind = _message(alice)
+            assert kind == "ok", text
+            kayak = _vessel(bob, "kayak_9")
+            assert kayak["lat"] == pytest.approx(spawn_at[0], abs=2e-5) and kayak["lon"] == pytest.approx(
+                spawn_at[1], abs=3e-5
+            )
+            assert seen_after_s < 10.0  # it includes the spawn itself; the update latency is in bench/bench_console.py
+
+            # alice selects wamv_1 on the map, draws a route 60 m east and sends it: the USV gets there
+            wamv = _vessel(alice, "wamv_1")
+            _click_at(alice, wamv["lat"], wamv["lon"])
+            alice.wait_for_function("() => window.lotusim.selected === 'wamv_1'")
+            alice.click("#routebtn")
+            goal = _east_north_to_latlon(60.0, 10.0)
+            _click_at(alice, *goal)
+            before = _message(alice)[0]
+            alice.click("#sendroutebtn")
+            text, kind = _wait_message(alice, before)
+            assert kind == "ok", text
+
+            def distance_to_goal() -> float:
+                v = _vessel(bob, "wamv_1")
+                north = math.radians(v["lat"] - goal[0]) * 6_371_000.0
+                east = math.radians(v["lon"] - goal[1]) * 6_371_000.0 * math.cos(math.radians(48.3))
+                return math.hypot(east, north)
+
+            deadline = time.monotonic() + 90.0
+            while distance_to_goal() > 5.0 and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert distance_to_goal() <= 5.0 + 1.0  # the follower's acceptance radius (+ one update of motion)
+            alice.screenshot(path=str(tmp_path / "console_operator.png"))
+
+            # pause: everyone sees it and sim time stops; resume: it runs on
+            before = _message(alice)[0]
+            alice.click("#pausebtn")
+            assert _wait_message(alice, before)[1] == "ok"
+            bob.wait_for_function("() => window.lotusim.fleet.paused === true", timeout=5_000)
+            time.sleep(0.5)
+            t_paused = bob.evaluate("() => window.lotusim.fleet.t")
+            time.sleep(1.5)
+            assert bob.evaluate("() => window.lotusim.fleet.t") == t_paused
+            before = _message(alice)[0]
+            alice.click("#resumebtn")
+            assert _wait_message(alice, before)[1] == "ok"
+            bob.wait_for_function(f"() => window.lotusim.fleet.t > {t_paused} + 1.0", timeout=10_000)
+
+            # bad input is refused with its reason and changes nothing; a spectator cannot command
+            alice.fill("#rtfinput", "fast please")
+            before = _message(alice)[0]
+            alice.click("#rtfbtn")
+            text, kind = _wait_message(alice, before)
+            assert kind == "error" and "rtf: value: a number is needed" in text
+            alice.fill("#rtfinput", "5")
+            alice.click("#rtfbtn")
+            assert _wait_message(alice, text)[1] == "ok"
+            bob.wait_for_function("() => window.lotusim.fleet.rtf > 4.0", timeout=15_000)  # was 3: now scaled at 5
+            _click_at(bob, kayak["lat"], kayak["lon"])
+            bob.wait_for_function("() => window.lotusim.selected === 'kayak_9'")
+            before = _message(bob)[0]
+            bob.click("#deletebtn")
+            text, kind = _wait_message(bob, before)
+            assert kind == "error" and "bob is a spectator" in text
+            assert bob.evaluate("() => window.lotusim.index.has('kayak_9')")
+
+            # alice deletes the kayak: gone for bob; the audit log shows who did what to everyone
+            _click_at(alice, kayak["lat"], kayak["lon"])
+            alice.wait_for_function("() => window.lotusim.selected === 'kayak_9'")
+            before = _message(alice)[0]
+            alice.click("#deletebtn")
+            assert _wait_message(alice, before)[1] == "ok"
+            bob.wait_for_function("() => !window.lotusim.index.has('kayak_9')", timeout=10_000)
+            bob.wait_for_function("() => document.getElementById('audit').textContent.includes('delete kayak_9')")
+            audit = bob.text_content("#audit")
+            for line in ("alice: spawn kayak_9 (kayak_usv)", "alice: waypoints for wamv_1", "alice: pause",
+                         "alice: resume",
+                         "bob: delete kayak_9 — bob is a spectator", "alice: delete kayak_9 — done",
+                         "alice: real-time factor 5 — done"):  # fmt: skip
+                assert line in audit, (line, audit)
+            assert 'alice: {"op":"rtf","value":null} — rtf: value: a number is needed' in audit
+            bob.screenshot(path=str(tmp_path / "console_spectator.png"))
+            assert errors == []
+            browser.close()
+    finally:
+        stop_run(run)
