@@ -25,8 +25,15 @@ setup(
         ],
     ],
     # the console page (lotusim_core/console/web: HTML, JS, CSS and the vendored Leaflet)
-    package_data={"lotusim_core.console": ["web/*.*", "web/vendor/*.*", "web/vendor/*/*.*", "web/vendor/*/LICENSE",
-                                           "web/vendor/*/images/*.png"]},
+    package_data={
+        "lotusim_core.console": [
+            "web/*.*",
+            "web/vendor/*.*",
+            "web/vendor/*/*.*",
+            "web/vendor/*/LICENSE",
+            "web/vendor/*/images/*.png",
+        ]
+    },
     install_requires=["setuptools"],
     zip_safe=True,
     maintainer="lotusim maintainers",
