@@ -209,6 +209,7 @@ class ConsoleNode(Node):
         self._shown: set[str] = set()
         self._sent_revision, self._slow_due = -1, 0.0
         self.models: list[dict] | None = None
+        self.publish_cost_us = 0.0  # wall time of one update (views built and handed to the server), averaged
         self._models_asked: Future | None = None
         self._subscribe()
         self._audit_pub = self.create_publisher(String, AUDIT, 100)
@@ -280,11 +281,19 @@ class ConsoleNode(Node):
 
     # --- out --------------------------------------------------------------------------------------------------
     def _publish(self) -> None:
+        start = time.perf_counter()
+        self._publish_views()
+        cost_us = (time.perf_counter() - start) * 1e6
+        self.publish_cost_us += 0.1 * (cost_us - self.publish_cost_us)  # moving average, shown to clients
+
+    def _publish_views(self) -> None:
         snap = self.view.snapshot()
         t_ns = round(snap.sim_time_s * 1e9)
         rtf = sum(s.real_time_factor for s in self.stats.values()) / len(self.stats) if self.stats else 0.0
         if self.fleet_channel.has_sinks():
-            body = json.dumps(snap.to_json_columns(rtf, self.paused), separators=(",", ":"))
+            columns = snap.to_json_columns(rtf, self.paused)
+            columns["server_us"] = round(self.publish_cost_us, 1)
+            body = json.dumps(columns, separators=(",", ":"))
             self.fleet_channel.log(body.encode(), log_time=t_ns)
         if self.scene_channel.has_sinks():
             gone = sorted(self._shown - set(snap.names))

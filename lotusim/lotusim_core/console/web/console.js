@@ -108,6 +108,7 @@ setInterval(() => { $("fps").textContent = state.frames.length; }, 500);
 // --- data from the console ------------------------------------------------------------------------------------
 function onFleet(f) {
   state.fleet = f;
+  state.updates = (state.updates || 0) + 1;
   state.index = new Map(f.name.map((n, i) => [n, i]));
   for (const name of state.trails.keys()) if (!state.index.has(name)) state.trails.delete(name);
   for (let i = 0; i < f.name.length; i++) {
