@@ -284,35 +284,38 @@ def _steering(act: Actuation, level: float, inner_level: float, angle_deg: float
 
 def turning_circles(
     spec: VehicleSpec,
-    angle_deg: float,
+    angle_deg: float | tuple[float, ...],
     level: float = 1.0,
     inner_level: float = 0.0,
     approach_s: float = 40.0,
     turn_s: float = 120.0,
     **kw,
 ) -> Manoeuvre:
-    """Turning circles to port and to starboard after a straight approach at `level`.
+    """Turning circles to port and to starboard after a straight approach at `level`, for each rudder angle.
 
-    Rudder at -/+angle_deg (vehicles with rudder fins) or differential thrust (outer side at `level`, inner at
-    `inner_level`). Values per side: approach_speed_mps U0, speed_mps U and yaw_rate_dps r (means over the last
-    25 % of the turn), speed_ratio U/U0, diameter_m (circle fitted to the horizontal track of the last full
-    revolution, or of the last 25 % when the turn makes less than one), advance_m and tactical_diameter_m
-    (along and across the approach track, at 90 and 180 deg of heading change), roll_deg and pitch_deg
-    (means), heave_rate_mps (+ down)."""
+    Rudder at -/+angle_deg (vehicles with rudder fins; rows 'port A deg', 'starboard A deg' per angle A) or
+    differential thrust (outer side at `level`, inner at `inner_level`; the angles are then ignored). Values per
+    row: approach_speed_mps U0, speed_mps U and yaw_rate_dps r (means over the last 25 % of the turn),
+    speed_ratio U/U0, diameter_m (circle fitted to the horizontal track of the last full revolution, or of the
+    last 25 % when the turn makes less than one), advance_m and tactical_diameter_m (along and across the
+    approach track, at 90 and 180 deg of heading change), roll_deg and pitch_deg (means), heave_rate_mps
+    (+ down), turns (revolutions made)."""
     act = actuation(spec)
-    steer = _steering(act, level, inner_level, angle_deg)
-    signs = np.array([-1.0, 1.0])
+    angles = [float(a) for a in np.atleast_1d(angle_deg)] if act.has_rudder else [0.0]
+    steer = _steering(act, level, inner_level, 1.0)
+    signs = np.tile([-1.0, 1.0], len(angles))
+    scale = np.repeat(angles, 2) if act.has_rudder else np.ones(2)
+    idle = np.zeros(signs.size)
 
     def control(t, pos, eul, nu):
-        return steer(signs if t >= approach_s else np.zeros(2))
+        thr, fins, rec = steer(signs if t >= approach_s else idle)
+        return thr, fins * scale[:, None], rec * scale
 
-    run = run_rows(spec, control, 2, approach_s + turn_s, **kw)
-    labels = [f"port {angle_deg:g} deg", f"starboard {angle_deg:g} deg"]
-    if not act.has_rudder:
-        labels = [
-            f"port (differential {level:g}/{inner_level:g})",
-            f"starboard (differential {level:g}/{inner_level:g})",
-        ]
+    run = run_rows(spec, control, signs.size, approach_s + turn_s, **kw)
+    if act.has_rudder:
+        labels = [f"{side} {a:g} deg" for a in angles for side in ("port", "starboard")]
+    else:
+        labels = [f"{side} (differential {level:g}/{inner_level:g})" for side in ("port", "starboard")]
     rows = tuple(Row(lab, _turn_values(run, i, approach_s)) for i, lab in enumerate(labels))
     units = {
         "approach_speed_mps": "m/s", "speed_mps": "m/s", "speed_ratio": "-", "yaw_rate_dps": "deg/s",

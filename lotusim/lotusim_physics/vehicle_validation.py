@@ -44,7 +44,7 @@ class Plan:
     """The manoeuvres to run for a model and their settings (levels are fractions of the thruster limits)."""
 
     speed_levels: tuple[tuple[str, float], ...]
-    turn_angle_deg: float | None = None
+    turn_angle_deg: float | tuple[float, ...] | None = None
     turn_level: float = 1.0
     turn_s: float = 120.0
     approach_s: float = 40.0
@@ -76,12 +76,25 @@ REMUS_GAP_TRIM = (
     "the published speed is the vehicle's in level flight under its depth autopilot, which an open-loop run of "
     "the buoyant vehicle does not reproduce"
 )
-REMUS_GAP_TURN = (
-    "our rudder force per u^2 delta is 21.4 N (two fins, 1/2 rho S c_La each with Prestero's S_fin 0.00665 m^2 and "
-    "c_La 3.12) at 0.8 m aft (PVS), against Prestero's own Y_uudr 9.64 kg/(m rad) at 0.638 m (N_uudr / Y_uudr): "
-    "2.8 times the yaw moment. [HallAnstee2011]'s set also weakens the rudder (Y_dr = rho c_La S_fin U^2 / 3.5). "
-    "Neither source says how its rudder coefficient follows from S_fin and c_La, so no cited correction is "
-    "possible yet"
+# Prestero 2001's horizontal-plane model (Tables C.1-C.10, Y_v|v| and N_r|r| as printed; 3 DOF u, v, r, W = B) at
+# X_prop = 1.62 x 2.34^2 = 8.87 N, rudder held from a straight run at 2.34 m/s; integrated in
+# test_vehicle_validation.py (test_prestero_turn_figures), which checks these numbers.
+PRESTERO_TURN_15 = {"diameter_m": 11.67, "yaw_rate_dps": 18.99, "speed_ratio": 1.934 / 2.34}
+PRESTERO_TURN_5 = {"diameter_m": 16.57}
+_PRESTERO_TURN_SOURCE = (
+    "[Prestero2001] Tables C.1-C.10 (cross-flow terms as printed, also in [HallAnstee2011]): his 3-DOF "
+    "horizontal-plane model, rudder {a} deg held from 2.34 m/s"
+)
+_PRESTERO_TURN_TOL = (
+    "Prestero's model is 3-DOF (no roll, no pitch trim) with linearised fin terms; ours is 6-DOF with the fins' "
+    "true incidence; 10 %"
+)
+REMUS_GAP_SMALL_RUDDER = (
+    "at 5 deg our turn is wider: our fins, with Prestero's S_fin 0.00665 m^2 and c_La 3.12 as 1/2 rho S c_La each "
+    "at 0.8 m aft (PVS), give 2.8 times his fin coefficients (N_uudr 17.1 against 6.15, N_uvf 17.1 against 6.15, "
+    "N_urf 13.7 against 3.93 N m s^2/m^2): more weathervane and rate damping, which dominates at small rudder. "
+    "[HallAnstee2011]'s set weakens the rudder too (Y_dr = rho c_La S_fin U^2 / 3.5). Neither source says how its "
+    "fin coefficients follow from S_fin and c_La, so no cited correction is possible yet"
 )
 REMUS = Plan(
     speed_levels=(
@@ -90,7 +103,7 @@ REMUS = Plan(
         ("Prestero X_prop 3.86 N", _rpm_for_thrust(PRESTERO_XPROP_N) / REMUS_RPM_MAX),
         ("1525 rpm", 1.0),
     ),
-    turn_angle_deg=15.0,
+    turn_angle_deg=(15.0, 5.0),
     zigzag_pairs=((10.0, 10.0), (15.0, 15.0)),
     zigzag_s=30.0,
     pitch_angle_deg=2.0,
@@ -109,11 +122,21 @@ REMUS = Plan(
             known_gap=REMUS_GAP_TRIM,
         ),
         Published(
-            "turning", "starboard 15 deg", "diameter_m", 11.5, 0.10,
-            "[Prestero2001] Tables C.1-C.10 coefficients, 3-DOF steady turn at 15 deg rudder from 2.34 m/s "
-            "(D 11-12 m in three coefficient variants)",
-            "derived from a published model", "the spread of the three coefficient variants (11-12 m)",
-            known_gap=REMUS_GAP_TURN,
+            "turning", "starboard 15 deg", "diameter_m", PRESTERO_TURN_15["diameter_m"], 0.10,
+            _PRESTERO_TURN_SOURCE.format(a=15), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
+        ),
+        Published(
+            "turning", "starboard 15 deg", "yaw_rate_dps", PRESTERO_TURN_15["yaw_rate_dps"], 0.10,
+            _PRESTERO_TURN_SOURCE.format(a=15), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
+        ),
+        Published(
+            "turning", "starboard 15 deg", "speed_ratio", PRESTERO_TURN_15["speed_ratio"], 0.10,
+            _PRESTERO_TURN_SOURCE.format(a=15), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
+        ),
+        Published(
+            "turning", "starboard 5 deg", "diameter_m", PRESTERO_TURN_5["diameter_m"], 0.10,
+            _PRESTERO_TURN_SOURCE.format(a=5), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
+            known_gap=REMUS_GAP_SMALL_RUDDER,
         ),
     ),
 )  # fmt: skip
