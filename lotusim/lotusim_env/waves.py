@@ -319,37 +319,63 @@ def _points(points_enu: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return points.reshape(-1, points.shape[-1]) if points.ndim != 2 else points
 
 
+def phase_constant_rad(c: WaveComponents, t_s: float) -> np.ndarray:
+    """θ_i − ω_i t (M,, rad), reduced mod 2π in float64 before the cast to the table's dtype."""
+    constant = np.mod(c.phase_rad.astype(float) - c.omega_radps.astype(float) * t_s, 2.0 * math.pi)
+    return constant.astype(c.dtype)
+
+
+def wavevectors(c: WaveComponents) -> np.ndarray:
+    """(k_x, k_y) = k_i d̂_i of each component (2 x M, rad/m, east and north)."""
+    return np.ascontiguousarray((c.wavenumber_radpm[:, None] * c.direction_en).T)
+
+
 def phases_rad(c: WaveComponents, t_s: float, points_enu: np.ndarray) -> np.ndarray:
     """φ (N x M, rad) = k_i d̂_i · (x, y) − ω_i t + θ_i at the points' horizontal positions (columns 0, 1)."""
-    points = _points(points_enu, c.dtype)
-    constant = np.mod(c.phase_rad.astype(float) - c.omega_radps.astype(float) * t_s, 2.0 * math.pi)
-    k_en = (c.wavenumber_radpm[:, None] * c.direction_en).T  # 2 x M: (k_x, k_y) of each component
-    phase = points[:, :2] @ k_en
-    phase += constant.astype(c.dtype)
+    phase = _points(points_enu, c.dtype)[:, :2] @ wavevectors(c)
+    phase += phase_constant_rad(c, t_s)
     return phase
-
-
-def elevation_m(c: WaveComponents, t_s: float, points_enu: np.ndarray) -> np.ndarray:
-    """η (N,, m, up) at the points' (x, y): r(t) Σ a_i cos φ_i."""
-    if c.size == 0:
-        return np.zeros(_points(points_enu, c.dtype).shape[0], dtype=c.dtype)
-    cos = np.cos(phases_rad(c, t_s, points_enu))
-    return cos @ (c.amplitude_m * c.dtype.type(ramp_factor(t_s, c.ramp_time_s)))
 
 
 def depth_attenuation(c: WaveComponents, z_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """K_p = cosh k(z+h)/cosh kh and K_w = sinh k(z+h)/sinh kh (N x M) at heights z (N,, m, up), written with
     exponentials that stay finite for any kh: K = (e^{kz} ± e^{−k(z+2h)}) / (1 ± e^{−2kh}); deep water: e^{kz}.
     z is first clamped to [−h, 0] (constant extrapolation above the mean level, the floor value below it)."""
-    z = np.clip(np.asarray(z_m, dtype=c.dtype), -c.depth_m, 0.0)[:, None]
+    z = np.clip(np.asarray(z_m, dtype=c.dtype), -c.depth_m, 0.0)
     k = c.wavenumber_radpm
-    decay = np.exp(k * z)
+    decay = np.multiply.outer(z, k)
+    np.exp(decay, out=decay)
     if math.isinf(c.depth_m):
         return decay, decay
     h = c.dtype.type(c.depth_m)
-    mirror = np.exp(-k * (z + 2.0 * h))
+    mirror = np.exp(-np.multiply.outer(z + 2.0 * h, k))
     floor = np.exp(-2.0 * k * h)
     return (decay + mirror) / (1.0 + floor), (decay - mirror) / (1.0 - floor)
+
+
+# Points are evaluated in blocks of this many rows, so that the N x M temporaries (phases, cos, sin, attenuation)
+# stay in the CPU cache instead of being allocated and faulted in at full size (5,000 x 128: 5x faster).
+BLOCK_POINTS = 256
+
+
+def _blocks(n: int) -> range:
+    return range(0, n, BLOCK_POINTS)
+
+
+def elevation_m(c: WaveComponents, t_s: float, points_enu: np.ndarray) -> np.ndarray:
+    """η (N,, m, up) at the points' (x, y): r(t) Σ a_i cos φ_i."""
+    points = _points(points_enu, c.dtype)
+    eta = np.zeros(points.shape[0], dtype=c.dtype)
+    if c.size == 0:
+        return eta
+    k_en, constant = wavevectors(c), phase_constant_rad(c, t_s)
+    a = c.amplitude_m * c.dtype.type(ramp_factor(t_s, c.ramp_time_s))
+    for i in _blocks(points.shape[0]):
+        phase = points[i : i + BLOCK_POINTS, :2] @ k_en
+        phase += constant
+        np.cos(phase, out=phase)
+        eta[i : i + BLOCK_POINTS] = phase @ a
+    return eta
 
 
 def wave_sample(
@@ -364,21 +390,29 @@ def wave_sample(
     velocity 0 and dynamic pressure 0 (they are in the air)."""
     points = _points(points_enu, c.dtype)
     n = points.shape[0]
+    eta = np.zeros(n, dtype=c.dtype)
+    velocity = np.zeros((n, 3), dtype=c.dtype)
+    pressure = np.zeros(n, dtype=c.dtype)
     if c.size == 0:
-        zeros = np.zeros(n, dtype=c.dtype)
-        return WaveSample(zeros, np.zeros((n, 3), dtype=c.dtype), zeros.copy())
-    r = c.dtype.type(ramp_factor(t_s, c.ramp_time_s))
-    phase = phases_rad(c, t_s, points)
-    cos, sin = np.cos(phase), np.sin(phase)
-    a = c.amplitude_m * r
-    eta = cos @ a
-    k_p, k_w = depth_attenuation(c, points[:, 2])
-    cos *= k_p  # a_i K_p cos φ_i terms, shared by horizontal velocity and pressure
-    u_speed = a * (c.dtype.type(g) * c.wavenumber_radpm / c.omega_radps)  # a_i g k_i / ω_i (= a_i ω_i deep)
-    velocity = np.empty((n, 3), dtype=c.dtype)
-    velocity[:, :2] = cos @ (u_speed[:, None] * c.direction_en)
-    velocity[:, 2] = (sin * k_w) @ (a * c.omega_radps)
-    pressure = (cos @ a) * c.dtype.type(water_density_kgm3 * g)
+        return WaveSample(eta, velocity, pressure)
+    k_en, constant = wavevectors(c), phase_constant_rad(c, t_s)
+    a = c.amplitude_m * c.dtype.type(ramp_factor(t_s, c.ramp_time_s))
+    u_en = (a * (c.dtype.type(g) * c.wavenumber_radpm / c.omega_radps))[:, None] * c.direction_en  # a g k/ω d̂
+    w_amp = a * c.omega_radps  # a ω
+    rho_g = c.dtype.type(water_density_kgm3 * g)
+    for i in _blocks(n):
+        rows = slice(i, i + BLOCK_POINTS)
+        phase = points[rows, :2] @ k_en
+        phase += constant
+        cos = np.cos(phase)
+        sin = np.sin(phase, out=phase)
+        eta[rows] = cos @ a
+        k_p, k_w = depth_attenuation(c, points[rows, 2])
+        cos *= k_p  # K_p cos φ_i, shared by the horizontal velocity and the pressure
+        sin *= k_w
+        velocity[rows, :2] = cos @ u_en
+        velocity[rows, 2] = sin @ w_amp
+        pressure[rows] = (cos @ a) * rho_g
     dry = points[:, 2] > eta
     velocity[dry] = 0.0
     pressure[dry] = 0.0
