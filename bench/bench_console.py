@@ -1,8 +1,9 @@
 """The operator console under load: `lotusim run SCENARIO --console` (default: 1,000 LRAUVs, realtime) with N
-headless Chromium pages connected (the page's ?benchmark mode redraws every frame: the worst case), measured over
-a window of wall time: the simulation's RTF, each page's frame rate and draw time, the updates each page received
-per second, and the console's cost per update (building the views and handing them to the Foxglove server, which
-sends them to every client from its own threads).
+clients connected, measured over a window of wall time: the simulation's RTF, the updates each client received per
+second, the console's cost per update (building the views and handing them to the Foxglove server, which sends them
+to every client from its own threads), and the frame rate and draw time of one page that redraws every frame (the
+page's ?benchmark mode: the worst case). The other clients are pages that receive and draw nothing (?receive_only):
+operators' browsers run on their own machines, not on the simulation's two cores.
 
     python bench/bench_console.py --clients 5 --seconds 20
 """
@@ -65,8 +66,8 @@ def main() -> int:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             pages = [browser.new_page(viewport={"width": 1280, "height": 800}) for _ in range(args.clients)]
-            for page in pages:
-                page.goto(f"http://127.0.0.1:{page_port}/?benchmark")
+            for k, page in enumerate(pages):
+                page.goto(f"http://127.0.0.1:{page_port}/?{'benchmark' if k == 0 else 'receive_only'}")
                 page.wait_for_function("() => window.lotusim.fleet && window.lotusim.fleet.name.length > 0",
                                        timeout=120_000)  # fmt: skip
             time.sleep(3.0)  # warm up
@@ -85,8 +86,8 @@ def main() -> int:
                     "draw: window.lotusim.drawMs.slice(), n: window.lotusim.fleet.name.length})"
                 )
                 draw = sorted(r["draw"])
-                rows.append((r["n"], r["fps"], statistics.mean(draw), draw[int(0.95 * (len(draw) - 1))],
-                             (r["u"] - b["u"]) / ((r["t"] - b["t"]) / 1000.0)))  # fmt: skip
+                stats = (statistics.mean(draw), draw[int(0.95 * (len(draw) - 1))]) if draw else (0.0, 0.0)
+                rows.append((r["n"], r["fps"], *stats, (r["u"] - b["u"]) / ((r["t"] - b["t"]) / 1000.0)))
             browser.close()
     finally:
         os.killpg(run.pid, signal.SIGINT)
@@ -95,10 +96,11 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             os.killpg(run.pid, signal.SIGKILL)
     print(f"\n{args.scenario}, mode {args.mode}, {args.clients} client(s), {args.seconds:g} s measured")
-    print("| client | vessels | page FPS | draw ms (mean / p95) | updates/s received |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| client | draws | vessels | page FPS | draw ms (mean / p95) | updates/s received |")
+    print("|---:|---|---:|---:|---:|---:|")
     for k, (n, fps, mean, p95, ups) in enumerate(rows):
-        print(f"| {k + 1} | {n} | {fps} | {mean:.2f} / {p95:.2f} | {ups:.1f} |")
+        drawn = f"{fps} | {mean:.2f} / {p95:.2f}" if k == 0 else "– | –"
+        print(f"| {k + 1} | {'every frame' if k == 0 else 'nothing'} | {n} | {drawn} | {ups:.1f} |")
     cost = statistics.mean(costs)
     print(f"\nsim RTF over the window: min {min(rtfs):.3f}, mean {statistics.mean(rtfs):.3f}")
     print(f"console cost per update: {cost:.0f} us ({cost / max(1, args.clients):.0f} us per client)")

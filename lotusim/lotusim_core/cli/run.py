@@ -247,7 +247,8 @@ def run_scenario(
                     print(f"lotusim: vessel {r.name}: {r.reason}", flush=True)
             summary["sim_start_s"] = 0.0  # held at 0 until now (run_clock)
             if record:
-                recorder = _start_recorder(node, executor, record, plan, lambda: sim_ns[0])
+                extra = ["/lotusim/console/audit"] if console is not None else []  # who commanded what
+                recorder = _start_recorder(node, executor, record, plan, lambda: sim_ns[0], extra)
                 spin_until(lambda: recorder.matched(node), 30.0, "the recorder did not match its publishers")
                 clock.recorder = recorder
             until = f"running for {duration_s:g} s of sim time" if duration_s else "Ctrl-C to stop"
@@ -340,9 +341,10 @@ def _spawn(fleet, items):
     return result
 
 
-def _start_recorder(node, executor, path: str, plan, now_ns):
+def _start_recorder(node, executor, path: str, plan, now_ns, extra: list[str] = ()):
     """Record the scenario's `recording.topics` (or the fleet state and stats, plus the odometry of fleets of up
-    to 10 vessels); the fleet state is kept at 10 Hz of sim time (one message holds the whole fleet)."""
+    to 10 vessels), and the `extra` topics; the fleet state is kept at 10 Hz of sim time (one message holds the
+    whole fleet)."""
     from lotusim_core.sim.recorder import BagRecorder, resolve_topic_types
 
     if plan.record is not None:
@@ -351,6 +353,7 @@ def _start_recorder(node, executor, path: str, plan, now_ns):
         topics = ["/lotusim/fleet_state", "/lotusim/stats"]
         if len(plan.vessels) <= 10:
             topics += [f"/{v.name}/odom" for v in plan.vessels]
+    topics += [t for t in extra if t not in topics]
     # sim time is held: wait for the sensor node to set up the vessels' sensors (60 s at most), then for the
     # topics (created in the background) until none is new for 5 s (2 s was outlasted under load in CI: a
     # sensor topic reported as not recorded): the others are published by no node

@@ -5,6 +5,7 @@ a spectator refused, a delete; Foxglove's own channels served beside it. Screens
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import socket
@@ -83,14 +84,15 @@ def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_
     scenario = tmp_path / "console_test.yaml"
     scenario.write_text(textwrap.dedent(SCENARIO))
     page_port, ws_port = _free_port(), _free_port()
-    out = tmp_path / "run.log"
+    out, record = tmp_path / "run.log", tmp_path / "recording"
     run = start_run(
-        [str(scenario), "--headless", "--console", "--console-port", str(page_port), "--console-ws-port", str(ws_port)],
+        [str(scenario), "--headless", "--console", "--console-port", str(page_port), "--console-ws-port", str(ws_port),
+         "--record", str(record)],
         out,
         own_domain_env,
-    )
+    )  # fmt: skip
     try:
-        wait_for_text(out, "2 vessels spawned", run, 180.0)
+        wait_for_text(out, "2 vessels spawned", run, 180.0)  # printed once the recorder listens
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             alice = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -196,7 +198,9 @@ def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_
             alice.click("#deletebtn")
             assert _wait_message(alice, before)[1] == "ok"
             bob.wait_for_function("() => !window.lotusim.index.has('kayak_9')", timeout=10_000)
-            bob.wait_for_function("() => document.getElementById('audit').textContent.includes('delete kayak_9')")
+            bob.wait_for_function(
+                "() => document.getElementById('audit').textContent.includes('alice: delete kayak_9')"
+            )
             audit = bob.text_content("#audit")
             for line in ("alice: spawn kayak_9 (kayak_usv)", "alice: waypoints for wamv_1", "alice: pause",
                          "alice: resume",
@@ -209,3 +213,15 @@ def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_
             browser.close()
     finally:
         stop_run(run)
+    # the recording holds the audit log, one JSON entry per command, in order
+    from rosbags.highlevel import AnyReader
+
+    from lotusim_core.sim.recorder import make_typestore
+
+    with AnyReader([record], default_typestore=make_typestore()) as reader:
+        audit = [c for c in reader.connections if c.topic == "/lotusim/console/audit"]
+        entries = [json.loads(reader.deserialize(raw, c.msgtype).data) for c, _, raw in reader.messages(audit)]
+    assert [(e["operator"], e["ok"]) for e in entries if e["command"] == "delete kayak_9"] == [
+        ("bob", False), ("alice", True)
+    ]  # fmt: skip
+    assert [e["seq"] for e in entries] == sorted(e["seq"] for e in entries) and len(entries) >= 8

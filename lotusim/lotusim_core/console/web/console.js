@@ -98,11 +98,13 @@ function drawGraticule(ctx) {
 function frame(now) {
   state.frames.push(now);
   while (state.frames.length && now - state.frames[0] > 1000) state.frames.shift();
-  if (state.dirty || state.benchmark) draw();
+  if ((state.dirty || state.benchmark) && !state.receiveOnly) draw();
   requestAnimationFrame(frame);
 }
 requestAnimationFrame(frame);
-state.benchmark = new URLSearchParams(location.search).has("benchmark");  // redraw every frame (worst case)
+const query = new URLSearchParams(location.search);
+state.benchmark = query.has("benchmark");      // redraw every frame (the worst case), for bench/bench_console.py
+state.receiveOnly = query.has("receive_only");  // draw nothing: a client that only receives (a remote one's load)
 setInterval(() => { $("fps").textContent = state.frames.length; }, 500);
 
 // --- data from the console ------------------------------------------------------------------------------------
