@@ -24,7 +24,7 @@ from lotusim_physics import manoeuvres as M
 from lotusim_physics import vehicle_validation as V
 
 DPI = 80
-FIGSIZE = (6.4, 4.0)
+FIGSIZE = (7.2, 3.6)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -191,24 +191,31 @@ def write_plot(m: M.Manoeuvre, model: str, out: Path, plan: V.Plan, comparisons)
 
 
 def _plot_speed(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
-    ax = fig.add_subplot(1, 2, 1)
-    for tr in m.traces:
-        ax.plot(tr.t_s, tr.nu[:, 0], label=tr.label)
+    """Steady surge against command (published figures as crosses), u(t), and pitch(t) (the trim at speed)."""
+    level = dict(plan.speed_levels)
+    ax = fig.add_subplot(1, 3, 1)
+    ax.plot([100 * level[r.label] for r in m.rows], [r.values["u_mps"] for r in m.rows], "o-", label="ours")
     for c in comparisons:
         p = c.published
-        if p.manoeuvre == "speed" and p.quantity == "u_mps":
-            ax.axhline(p.value, ls=":", color="k", lw=0.8)
-            ax.annotate(f"published {p.value:g} ({p.row})", (0, p.value), fontsize=6, va="bottom")
-    ax.set_xlabel("t (s)")
-    ax.set_ylabel("surge u (m/s)")
+        if p.manoeuvre == "speed" and p.quantity == "u_mps" and p.row in level:
+            ax.errorbar(100 * level[p.row], p.value, yerr=p.tolerance * p.value, fmt="kx", capsize=3)
+    ax.plot([], [], "kx", label="published (+- tolerance)")
+    ax.set_xlabel("command (% of limit)")
+    ax.set_ylabel("steady surge u (m/s)")
     ax.legend(fontsize=6)
     ax.grid(alpha=0.3)
-    ax2 = fig.add_subplot(1, 2, 2)
+    ax2 = fig.add_subplot(1, 3, 2)
+    ax3 = fig.add_subplot(1, 3, 3)
     for tr in m.traces:
-        ax2.plot(tr.t_s, np.degrees(tr.euler_rad[:, 1]), label=tr.label)
+        ax2.plot(tr.t_s, tr.nu[:, 0], label=tr.label)
+        ax3.plot(tr.t_s, np.degrees(tr.euler_rad[:, 1]), label=tr.label)
     ax2.set_xlabel("t (s)")
-    ax2.set_ylabel("pitch (deg, + nose up)")
+    ax2.set_ylabel("u (m/s)")
+    ax2.legend(fontsize=6)
     ax2.grid(alpha=0.3)
+    ax3.set_xlabel("t (s)")
+    ax3.set_ylabel("pitch (deg, + nose up)")
+    ax3.grid(alpha=0.3)
 
 
 def _plot_turning(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
