@@ -406,7 +406,7 @@ def zigzag(
         return thr, fins, rec
 
     run = run_rows(spec, control, rows_n, approach_s + duration_s, **kw)
-    labels = [f"{d:g}/{p:g}" for d, p in pairs]
+    labels = [f"{d:g}/{p:g}" if act.has_rudder else f"differential/{p:g}" for d, p in pairs]
     rows = tuple(Row(lab, _zigzag_values(run, i, approach_s, np.degrees(psis[i]))) for i, lab in enumerate(labels))
     units = {"overshoot1_deg": "deg", "overshoot2_deg": "deg", "reversal1_s": "s", "period_s": "s", "speed_mps": "m/s"}
     return Manoeuvre("zigzag", "zig-zag", rows, _traces(run, labels), units)
