@@ -145,8 +145,8 @@ def actuation(spec: VehicleSpec, tol: float = 1e-6) -> Actuation:
 
 
 def _signs_for(b: np.ndarray, dof: int, tol: float) -> np.ndarray:
-    """Thrusters that push along `dof` (sign of their component); those mostly along other axes are idle, and
-    pairs whose moments would cancel keep the same |command| (symmetric layouts)."""
+    """Sign of each thruster's component along `dof` (0 for thrusters with none): all of them pushing that way
+    at the same |command|, so symmetric layouts cancel their other components."""
     comp = b[dof]
     return np.sign(np.where(np.abs(comp) > tol, comp, 0.0))
 
@@ -184,6 +184,7 @@ def run_rows(
     eul = np.zeros((rows, n_rec, 3))
     nu = np.zeros((rows, n_rec, 6))
     steer = np.zeros((rows, n_rec))
+    held_thr = held_fins = None
     for k in range(n_rec):
         pos[:, k] = fleet.position_ned
         eul[:, k] = euler_zyx_from_quat(fleet.q_ned_frd)
@@ -191,16 +192,26 @@ def run_rows(
         thr, fins, steer[:, k] = controller(t[k], pos[:, k], eul[:, k], nu[:, k])
         if k == n_rec - 1:
             break
-        for i, name in enumerate(names):
-            if thr.shape[1]:
-                fleet.set_thruster_commands(name, thr[i])
-            if fins.shape[1]:
-                fleet.set_fin_commands(name, fins[i])
+        # commands go to the fleet only for the rows whose commands changed (a rudder switch, the approach's end)
+        for i in _changed_rows(held_thr, thr):
+            fleet.set_thruster_commands(names[i], thr[i])
+        for i in _changed_rows(held_fins, fins):
+            fleet.set_fin_commands(names[i], fins[i])
+        held_thr, held_fins = thr.copy(), fins.copy()
         faults = fleet.step(t[k], steps=chunk)
         if faults:
             raise RuntimeError(f"model {spec.name}: manoeuvre diverged: {faults[0].detail}")
     eul[:, :, 2] = np.unwrap(eul[:, :, 2], axis=1)
     return {"t": t, "position_ned": pos, "euler_rad": eul, "nu": nu, "steer": steer}
+
+
+def _changed_rows(held: np.ndarray | None, new: np.ndarray) -> np.ndarray:
+    """Rows of `new` (R, k) that differ from `held` (all rows the first time; none when k = 0)."""
+    if new.shape[1] == 0:
+        return np.zeros(0, dtype=np.int64)
+    if held is None:
+        return np.arange(new.shape[0])
+    return np.flatnonzero(np.any(new != held, axis=1))
 
 
 def _traces(run: dict[str, np.ndarray], labels: list[str]) -> tuple[Trace, ...]:

@@ -1,5 +1,6 @@
 """The manoeuvre module's measuring tools on known inputs (lotusim_physics.manoeuvres): actuation signs from the
-geometry, the circle fit, the step-response times, and a turning circle whose radius is known in closed form."""
+geometry, the circle fit, the step-response times, a turning circle whose radius is known in closed form, and the
+default plan a vehicle file outside the catalogue gets."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from lotusim_core.base.catalogue import load_vehicle
+from lotusim_core.base.catalogue import load_vehicle, vehicles_dir
 from lotusim_physics import manoeuvres as M
+from lotusim_physics import vehicle_validation as V
 
 
 def test_actuation_signs_follow_the_fin_and_thruster_geometry():
@@ -57,3 +59,22 @@ def test_turning_circle_of_a_steady_spin_is_u_over_r():
     expected = 2.0 * stbd["speed_mps"] / math.radians(stbd["yaw_rate_dps"])
     assert stbd["diameter_m"] == pytest.approx(expected, rel=0.01)
     assert stbd["turns"] > 2.0 and stbd["speed_ratio"] < 1.0
+
+
+def test_a_vehicle_file_outside_the_catalogue_gets_the_default_plan(tmp_path):
+    """A user's vehicle file (here the REMUS file under another name) runs every standard manoeuvre its actuators
+    allow, with no published figures to compare."""
+    src = load_vehicle("remus100")
+    path = tmp_path / "my_auv.yaml"
+    path.write_text((vehicles_dir() / "remus100.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    spec = load_vehicle(path)
+    assert spec.name == "my_auv" and spec.name not in V.PLANS
+    plan = V.plan_for(spec)
+    assert plan.published == () and plan.turn_angle_deg == pytest.approx(15.0, abs=1e-3)
+    assert plan.zigzag_pairs and plan.pitch_angle_deg == 2.0
+    results = V.run_plan(spec, plan)
+    assert set(results) == {"speed", "turning", "zigzag", "pitch", "steps"}
+    assert V.validate(spec, plan, results) == []
+    # the same physics as the catalogue model: the same full-thrust speed
+    ref = M.speed_curve(src, [("100 %", 1.0)], plan.speed_s).rows[0].values["u_mps"]
+    assert results["speed"].row("100 %").values["u_mps"] == pytest.approx(ref, rel=1e-12)
