@@ -41,8 +41,13 @@ SIGINT_TIMEOUT_S = 5.0  # launch's default sigterm_timeout: SIGINT, then SIGTERM
 # fleet cut down to 9 + 4 + 4 vessels on 2 workers. The latter starts 19 Python processes (13 of them controllers):
 # on the 2 shared cores of the development machine (load 20-30) they took 12.8 s to stop, SIGTERM reaching 8
 # of them after launch's 5 s; there the test only requires that they all end without SIGKILL.
+CONSOLE_PORT = 20000 + os.getpid() % 20000  # the console page of the single_auv case (console:=true)
 CASES = {
-    "single_auv": ("single_auv", [], True),
+    "single_auv": (
+        "single_auv",
+        ["console:=true", f"console_port:={CONSOLE_PORT}", f"console_ws_port:={CONSOLE_PORT + 1}"],
+        True,
+    ),
     "mixed_fleet_small": (
         "mixed_fleet_brest",
         ["workers:=2", "set:=generators.0.fleet_grid.count=4 generators.1.fleet_grid.count=4"],
@@ -211,6 +216,23 @@ def test_ros2_topic_echo_and_hz_answer_on_a_vessels_odometry(launched):
     launched.timings["odom_hz"] = rates[-1]
 
 
+def test_the_console_started_by_the_launch_argument_shows_the_fleet(launched):
+    if "console:=true" not in CASES[launched.case][1]:
+        pytest.skip("this case runs without the console")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("no chromium (Debian: apt-get install chromium; .ci/run installs it)")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{CONSOLE_PORT}/")
+        page.wait_for_function("() => window.lotusim.fleet && window.lotusim.fleet.name.length > 0", timeout=60_000)
+        names = page.evaluate("() => window.lotusim.fleet.name")
+        browser.close()
+    assert set(names) == {v.name for v in launched.plan.vessels}
+
+
 def test_ros2_service_call_lists_the_vessels(launched):
     start = time.monotonic()
     proc = _run(
@@ -242,7 +264,8 @@ def test_ros2_action_send_goal_creates_a_vessel(launched):
 
 def test_ctrl_c_ends_every_process_within_launchs_timeout(launched):
     pids = launched.child_pids()
-    expected = len(launch_plan.node_specs(launched.plan, headless=True)) + 1  # the nodes and the spawner
+    console = "console:=true" in CASES[launched.case][1]
+    expected = len(launch_plan.node_specs(launched.plan, headless=True)) + 1 + console  # nodes, spawner, console
     assert len(pids) == expected, launched.tail()
     start = time.monotonic()
     os.killpg(launched.process.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole foreground group

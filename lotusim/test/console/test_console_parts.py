@@ -168,3 +168,15 @@ def test_the_console_refuses_a_remote_address_without_a_token():
     assert config_problem("0.0.0.0", "t0ken", 10.0) == ""
     assert "expected an IP address" in config_problem("example.org", "", 10.0)
     assert "rate_hz" in config_problem("127.0.0.1", "", 0.0)
+
+
+def test_lotusim_console_refuses_a_remote_bind_without_a_token_in_one_line():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "lotusim_core.cli", "console", "--host", "0.0.0.0"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "binding beyond the loopback needs a token" in proc.stderr.strip().splitlines()[-1]

@@ -1,0 +1,105 @@
+"""`lotusim console` beside a simulation that runs already (`lotusim run single_auv`): the page shows its vessel,
+and a Foxglove client gets Foxglove's own schemas (SceneUpdate, FrameTransforms, LocationFixes) for it and the
+console's services; Ctrl-C ends it cleanly."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.ros  # starts lotusim run (DDS participants)
+pytest.importorskip("rclpy")
+pytest.importorskip("foxglove")
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium")
+if CHROMIUM is None:
+    pytest.skip("no chromium (Debian: apt-get install chromium; .ci/run installs it)", allow_module_level=True)
+
+from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
+from test_console_browser import _free_port  # noqa: E402
+
+# A raw Foxglove WebSocket client in the page: the channels advertised, the services, and the first message of
+# each Foxglove-schema channel (base64), as Foxglove's app would subscribe to them.
+RAW_CLIENT = """async ([url, topics]) => {
+  const ws = new WebSocket(url, ["foxglove.sdk.v1", "foxglove.websocket.v1"]);
+  ws.binaryType = "arraybuffer";
+  const channels = [], services = [], first = {}, byId = new Map();
+  await new Promise((resolve, reject) => {
+    setTimeout(() => reject(new Error("no message on every channel within 20 s: " + Object.keys(first))), 20000);
+    ws.onmessage = (ev) => {
+      if (typeof ev.data === "string") {
+        const msg = JSON.parse(ev.data);
+        if (msg.op === "advertise") for (const ch of msg.channels) {
+          channels.push({topic: ch.topic, schemaName: ch.schemaName, encoding: ch.encoding});
+          const k = topics.indexOf(ch.topic);
+          if (k >= 0) { byId.set(k + 1, ch.topic);
+            ws.send(JSON.stringify({op: "subscribe", subscriptions: [{id: k + 1, channelId: ch.id}]})); }
+        }
+        if (msg.op === "advertiseServices") for (const s of msg.services) services.push(s.name);
+        return;
+      }
+      const view = new DataView(ev.data);
+      if (view.getUint8(0) !== 1) return;
+      const topic = byId.get(view.getUint32(1, true));
+      if (topic && !(topic in first)) {
+        first[topic] = btoa(String.fromCharCode(...new Uint8Array(ev.data, 13)));
+        if (Object.keys(first).length === topics.length) resolve();
+      }
+    };
+  });
+  ws.close();
+  return {channels, services, first};
+}"""
+FOXGLOVE_SCHEMAS = {
+    "/lotusim/console/scene": "foxglove.SceneUpdate",
+    "/lotusim/console/tf": "foxglove.FrameTransforms",
+    "/lotusim/console/locations": "foxglove.LocationFixes",
+}
+
+
+def test_lotusim_console_serves_a_running_simulation_to_the_page_and_to_foxglove(tmp_path, own_domain_env):
+    run_out, console_out = tmp_path / "run.log", tmp_path / "console.log"
+    run = start_run(["single_auv", "--headless"], run_out, own_domain_env)
+    console = None
+    try:
+        wait_for_text(run_out, "1 vessels spawned", run, 180.0)
+        page_port, ws_port = _free_port(), _free_port()
+        with open(console_out, "w") as out:
+            console = subprocess.Popen(
+                [sys.executable, "-m", "lotusim_core.cli", "console", "--port", str(page_port), "--ws-port",
+                 str(ws_port)],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=own_domain_env,
+                start_new_session=True,
+            )  # fmt: skip
+        wait_for_text(console_out, "console: page http://127.0.0.1:", console, 60.0)
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{page_port}/")
+            page.wait_for_function("() => window.lotusim.fleet && window.lotusim.fleet.name.length === 1",
+                                   timeout=60_000)  # fmt: skip
+            (name,) = page.evaluate("() => window.lotusim.fleet.name")
+            # the map's origin came from /lotusim/environment (the scenario's world.origin), not a default
+            lat = page.evaluate("() => window.lotusim.fleet.lat[0]")
+            got = page.evaluate(RAW_CLIENT, [f"ws://127.0.0.1:{ws_port}", list(FOXGLOVE_SCHEMAS)])
+            browser.close()
+        advertised = {c["topic"]: (c["schemaName"], c["encoding"]) for c in got["channels"]}
+        for topic, schema in FOXGLOVE_SCHEMAS.items():
+            assert advertised[topic] == (schema, "protobuf")
+            payload = base64.b64decode(got["first"][topic])
+            assert name.encode() in payload  # protobuf keeps strings as UTF-8: the entity id / frame / fix name
+        assert f"{name}/base_link".encode() in base64.b64decode(got["first"]["/lotusim/console/tf"])
+        assert advertised["/lotusim/console/fleet"][1] == "json" and {"login", "command"} <= set(got["services"])
+        assert lat == pytest.approx(48.3, abs=0.01), "the map origin is the scenario's world.origin, not 0, 0"
+        os.killpg(console.pid, signal.SIGINT)
+        assert console.wait(timeout=20) == 0, console_out.read_text()[-2000:]
+    finally:
+        if console is not None and console.poll() is None:
+            os.killpg(console.pid, signal.SIGKILL)
+        stop_run(run)
