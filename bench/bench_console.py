@@ -40,6 +40,20 @@ def wait_for(path: Path, text: str, proc: subprocess.Popen, timeout_s: float) ->
     raise TimeoutError(f"no {text!r} within {timeout_s} s:\n{path.read_text()[-2000:]}")
 
 
+def command_latencies(pages, repeats: int = 6) -> list[float]:
+    """Wall ms from the answer to an operator's pause/resume (client 1) to the change seen by client 2."""
+    pages[0].evaluate("() => client.call('login', {name: 'bench', role: 'operator'})")
+    out = []
+    for k in range(repeats):
+        paused = k % 2 == 0
+        pages[0].evaluate(f"() => client.call('command', {{op: '{'pause' if paused else 'resume'}'}})")
+        answered = time.perf_counter()
+        pages[1].wait_for_function(f"() => window.lotusim.fleet.paused === {'true' if paused else 'false'}",
+                                   polling=5, timeout=10_000)  # fmt: skip
+        out.append((time.perf_counter() - answered) * 1000.0)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenario", default="stress_1000")
@@ -88,6 +102,7 @@ def main() -> int:
                 draw = sorted(r["draw"])
                 stats = (statistics.mean(draw), draw[int(0.95 * (len(draw) - 1))]) if draw else (0.0, 0.0)
                 rows.append((r["n"], r["fps"], *stats, (r["u"] - b["u"]) / ((r["t"] - b["t"]) / 1000.0)))
+            latencies = command_latencies(pages) if len(pages) > 1 else []
             browser.close()
     finally:
         os.killpg(run.pid, signal.SIGINT)
@@ -104,6 +119,9 @@ def main() -> int:
     cost = statistics.mean(costs)
     print(f"\nsim RTF over the window: min {min(rtfs):.3f}, mean {statistics.mean(rtfs):.3f}")
     print(f"console cost per update: {cost:.0f} us ({cost / max(1, args.clients):.0f} us per client)")
+    if latencies:
+        print(f"pause/resume seen by another client after the answer: median {statistics.median(latencies):.0f} ms, "
+              f"max {max(latencies):.0f} ms ({len(latencies)} commands)")  # fmt: skip
     return 0
 
 
