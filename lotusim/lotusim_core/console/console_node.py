@@ -12,6 +12,7 @@ updating meanwhile. docs/console.md.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import math
@@ -31,6 +32,7 @@ from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from std_msgs.msg import String
 
 from lotusim_core.base import safe_yaml
@@ -45,6 +47,7 @@ from lotusim_core.ros.node_runner import run_node_main
 from lotusim_core.ros.qos import LATCHED
 from lotusim_core.ros.ros_arrays import from_float64_array
 from lotusim_core.ros.spin import spin_until
+from lotusim_core.sim.run_clock import fleet_state_head
 from lotusim_interfaces.msg import EnvironmentConfig, FleetRoster, FleetState, SimStats, VesselDescription
 from lotusim_interfaces.srv import SetWaypoints
 
@@ -103,6 +106,11 @@ class CommandRunner:
         self.jobs: queue.Queue = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="console-commands", daemon=True)
         self.thread.start()
+        self.jobs.put((self._match_the_server, Future()))  # a first command then finds the action matched
+
+    def _match_the_server(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            self.fleet.wait_for_server(60.0)
 
     def submit(self, command: cmd.Command) -> Future:
         """Carry out `command`; the future's result is (ok, message)."""
@@ -205,6 +213,7 @@ class ConsoleNode(Node):
         self._origin_given = _origin(p) is not None
         self.operators, self.audit = Operators(token or None), AuditLog()
         self.stats: dict[str, SimStats] = {}
+        self._raw_states: dict[str, bytes] = {}  # worker -> its newest FleetState, serialized
         self.paused = False
         self._shown: set[str] = set()
         self._sent_revision, self._slow_due = -1, 0.0
@@ -219,10 +228,20 @@ class ConsoleNode(Node):
 
     # --- in ---------------------------------------------------------------------------------------------------
     def _subscribe(self) -> None:
-        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_state, 10)
+        # raw: a worker publishes its state every step (50 Hz at 0.02 s); only the newest is decoded, at rate_hz
+        self.create_subscription(FleetState, "/lotusim/fleet_state", self._on_raw_state, 10, raw=True)
         self.create_subscription(FleetRoster, "/lotusim/fleet_roster", self._on_roster, LATCHED)
         self.create_subscription(SimStats, "/lotusim/stats", lambda m: self.stats.__setitem__(m.worker, m), 10)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+
+    def _on_raw_state(self, raw: bytes) -> None:
+        self._raw_states[fleet_state_head(raw)[1]] = raw
+
+    def _decode_states(self) -> None:
+        """Decode the newest state of each worker that sent one since the last update."""
+        raws, self._raw_states = self._raw_states, {}
+        for raw in raws.values():
+            self._on_state(deserialize_message(raw, FleetState))
 
     def _on_state(self, msg: FleetState) -> None:
         state = WorkerState(
@@ -287,6 +306,7 @@ class ConsoleNode(Node):
         self.publish_cost_us += 0.1 * (cost_us - self.publish_cost_us)  # moving average, shown to clients
 
     def _publish_views(self) -> None:
+        self._decode_states()
         snap = self.view.snapshot()
         t_ns = round(snap.sim_time_s * 1e9)
         rtf = sum(s.real_time_factor for s in self.stats.values()) / len(self.stats) if self.stats else 0.0

@@ -123,17 +123,17 @@ def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_
             alice.fill("#spawnname", "kayak_9")
             alice.click("#spawnbtn")
             spawn_at = _east_north_to_latlon(40.0, -30.0)
+            before = _message(alice)[0]
             _click_at(alice, *spawn_at)
-            clicked = time.monotonic()
-            bob.wait_for_function("() => window.lotusim.index.has('kayak_9')", timeout=30_000)
-            seen_after_s = time.monotonic() - clicked
-            text, kind = _message(alice)
+            text, kind = _wait_message(alice, before, timeout_s=60.0)  # the MAS server's answer
+            answered = time.monotonic()
             assert kind == "ok", text
+            bob.wait_for_function("() => window.lotusim.index.has('kayak_9')", timeout=30_000)
+            assert time.monotonic() - answered < 3.0  # the next update or two (10 Hz); bench_console.py measures it
             kayak = _vessel(bob, "kayak_9")
             assert kayak["lat"] == pytest.approx(spawn_at[0], abs=2e-5) and kayak["lon"] == pytest.approx(
                 spawn_at[1], abs=3e-5
             )
-            assert seen_after_s < 10.0  # it includes the spawn itself; the update latency is in bench/bench_console.py
 
             # alice selects wamv_1 on the map, draws a route 60 m east and sends it: the USV gets there
             wamv = _vessel(alice, "wamv_1")

@@ -40,6 +40,14 @@ function resize() {
 map.on("resize", resize); map.on("move zoom viewreset", () => { state.dirty = true; });
 resize();
 
+// Positions are kept as Web Mercator pixels at zoom 0 (map.project(latlng, 0)), projected once per update; a frame
+// only scales them by 2^zoom and shifts them to the container: no projection per frame, even for the trails.
+function screenTransform() {
+  const scale = Math.pow(2, map.getZoom()), origin = map.getPixelOrigin();
+  const pane = map.layerPointToContainerPoint(L.point(0, 0));
+  return { scale, dx: pane.x - origin.x, dy: pane.y - origin.y };
+}
+
 function draw() {
   const t0 = performance.now();
   const ctx = canvas.getContext("2d");
@@ -48,23 +56,45 @@ function draw() {
   drawGraticule(ctx);
   const f = state.fleet;
   if (f) {
+    const { scale, dx, dy } = screenTransform();
     ctx.lineWidth = 1; ctx.strokeStyle = "rgba(255,255,255,0.35)";
     ctx.beginPath();
     for (const trail of state.trails.values()) {
-      trail.pts.forEach(([la, lo], k) => {
-        const p = map.latLngToContainerPoint([la, lo]);
-        k ? ctx.lineTo(p.x, p.y) : ctx.moveTo(p.x, p.y);
-      });
+      const pts = trail.pts;
+      for (let k = 0; k < pts.length; k += 2) {
+        const x = pts[k] * scale + dx, y = pts[k + 1] * scale + dy;
+        k ? ctx.lineTo(x, y) : ctx.moveTo(x, y);
+      }
     }
     ctx.stroke();
-    const labels = f.name.length <= LABELS_UP_TO;
+    const w = canvas.width / devicePixelRatio, h = canvas.height / devicePixelRatio;
+    const sx = state.sx, sy = state.sy, n = f.name.length;
+    const groups = new Map();  // colour -> rows (one fill per colour)
+    for (let i = 0; i < n; i++) {
+      const x = sx[i] * scale + dx, y = sy[i] * scale + dy;
+      if (x < -20 || y < -20 || x > w + 20 || y > h + 20) continue;
+      const color = f.status[i] ? "#e33" : COLORS[f.domain[i]] || "#bbb";
+      if (!groups.has(color)) groups.set(color, []);
+      groups.get(color).push(i);
+    }
+    for (const [color, rows] of groups) {
+      ctx.beginPath();
+      for (const i of rows) triangle(ctx, sx[i] * scale + dx, sy[i] * scale + dy, f.heading[i], 7);
+      ctx.fillStyle = color; ctx.fill();
+      if (n <= LABELS_UP_TO) { ctx.strokeStyle = "rgba(0,0,0,0.6)"; ctx.stroke(); }
+    }
     ctx.font = "11px system-ui, sans-serif"; ctx.fillStyle = "rgba(255,255,255,0.85)";
-    for (let i = 0; i < f.name.length; i++) {
-      const p = map.latLngToContainerPoint([f.lat[i], f.lon[i]]);
-      if (p.x < -20 || p.y < -20 || p.x > canvas.width + 20 || p.y > canvas.height + 20) continue;
+    for (let i = 0; i < n; i++) {
       const selected = f.name[i] === state.selected;
-      drawVessel(ctx, p, f.heading[i], COLORS[f.domain[i]] || "#bbb", selected, f.status[i]);
-      if (labels || selected) { ctx.fillStyle = "rgba(255,255,255,0.85)"; ctx.fillText(f.name[i], p.x + 9, p.y - 6); }
+      if (!selected && n > LABELS_UP_TO) continue;
+      const x = sx[i] * scale + dx, y = sy[i] * scale + dy;
+      if (selected) {
+        ctx.beginPath(); triangle(ctx, x, y, f.heading[i], 11);
+        ctx.fillStyle = f.status[i] ? "#e33" : COLORS[f.domain[i]] || "#bbb"; ctx.fill();
+        ctx.lineWidth = 2; ctx.strokeStyle = "#fff"; ctx.stroke(); ctx.lineWidth = 1;
+        ctx.fillStyle = "rgba(255,255,255,0.85)";
+      }
+      ctx.fillText(f.name[i], x + 9, y - 6);
     }
   }
   state.drawMs.push(performance.now() - t0);
@@ -72,14 +102,13 @@ function draw() {
   state.dirty = false;
 }
 
-function drawVessel(ctx, p, headingDeg, color, selected, status) {
-  const a = (headingDeg * Math.PI) / 180;   // compass: 0 north, clockwise; screen y points down
-  const s = selected ? 11 : 7;
-  ctx.save(); ctx.translate(p.x, p.y); ctx.rotate(a);
-  ctx.beginPath(); ctx.moveTo(0, -s); ctx.lineTo(s * 0.6, s * 0.8); ctx.lineTo(-s * 0.6, s * 0.8); ctx.closePath();
-  ctx.fillStyle = status ? "#e33" : color; ctx.fill();
-  ctx.lineWidth = selected ? 2 : 1; ctx.strokeStyle = selected ? "#fff" : "rgba(0,0,0,0.6)"; ctx.stroke();
-  ctx.restore();
+function triangle(ctx, x, y, headingDeg, s) {
+  // pointing along the compass heading (0 north, clockwise; screen y points down)
+  const a = (headingDeg * Math.PI) / 180, c = Math.cos(a), d = Math.sin(a);
+  ctx.moveTo(x + s * d, y - s * c);
+  ctx.lineTo(x - 0.6 * s * c - 0.8 * s * d, y - 0.6 * s * d + 0.8 * s * c);
+  ctx.lineTo(x + 0.6 * s * c - 0.8 * s * d, y + 0.6 * s * d + 0.8 * s * c);
+  ctx.closePath();
 }
 
 function drawGraticule(ctx) {
@@ -111,14 +140,21 @@ setInterval(() => { $("fps").textContent = state.frames.length; }, 500);
 function onFleet(f) {
   state.fleet = f;
   state.updates = (state.updates || 0) + 1;
-  state.index = new Map(f.name.map((n, i) => [n, i]));
+  const n = f.name.length;
+  state.index = new Map(f.name.map((name, i) => [name, i]));
+  state.sx = new Float64Array(n); state.sy = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const p = map.project([f.lat[i], f.lon[i]], 0);
+    state.sx[i] = p.x; state.sy[i] = p.y;
+  }
   for (const name of state.trails.keys()) if (!state.index.has(name)) state.trails.delete(name);
-  for (let i = 0; i < f.name.length; i++) {
+  const points = n > 200 ? TRAIL_POINTS / 2 : TRAIL_POINTS;  // large fleets: shorter trails
+  for (let i = 0; i < n; i++) {
     let trail = state.trails.get(f.name[i]);
     if (!trail) state.trails.set(f.name[i], (trail = { t: -1e9, pts: [] }));
     if (f.t - trail.t >= TRAIL_SPACING_S || f.t < trail.t) {
-      trail.t = f.t; trail.pts.push([f.lat[i], f.lon[i]]);
-      if (trail.pts.length > TRAIL_POINTS) trail.pts.shift();
+      trail.t = f.t; trail.pts.push(state.sx[i], state.sy[i]);
+      while (trail.pts.length > 2 * points) trail.pts.splice(0, 2);
     }
   }
   if (!state.fitted && f.name.length) {
@@ -217,9 +253,9 @@ map.on("click", async (ev) => {
 function nearestVessel(point) {
   const f = state.fleet; let best = null, bestD = 14;
   if (!f) return null;
+  const { scale, dx, dy } = screenTransform();
   for (let i = 0; i < f.name.length; i++) {
-    const p = map.latLngToContainerPoint([f.lat[i], f.lon[i]]);
-    const d = Math.hypot(p.x - point.x, p.y - point.y);
+    const d = Math.hypot(state.sx[i] * scale + dx - point.x, state.sy[i] * scale + dy - point.y);
     if (d < bestD) { bestD = d; best = f.name[i]; }
   }
   return best;
