@@ -384,10 +384,12 @@ def wave_sample(
     points_enu: np.ndarray,
     water_density_kgm3: float = RHO_WATER_KGM3,
     g: float = GRAVITY_MPS2,
+    follow_surface: bool = False,
 ) -> WaveSample:
     """Elevation, orbital velocity and dynamic pressure at N points (N x 3, ENU m) at sim time t_s (module
     docstring's equations), sharing one evaluation of the phases. Points above the local surface (z > η) get
-    velocity 0 and dynamic pressure 0 (they are in the air)."""
+    velocity 0 and dynamic pressure 0 (they are in the air), or, with follow_surface, the values at the surface
+    below them (z := min(z, η): a floating hull's waterline points, which always sit in the water)."""
     points = _points(points_enu, c.dtype)
     n = points.shape[0]
     eta = np.zeros(n, dtype=c.dtype)
@@ -407,15 +409,17 @@ def wave_sample(
         cos = np.cos(phase)
         sin = np.sin(phase, out=phase)
         eta[rows] = cos @ a
-        k_p, k_w = depth_attenuation(c, points[rows, 2])
+        z = np.minimum(points[rows, 2], eta[rows]) if follow_surface else points[rows, 2]
+        k_p, k_w = depth_attenuation(c, z)
         cos *= k_p  # K_p cos φ_i, shared by the horizontal velocity and the pressure
         sin *= k_w
         velocity[rows, :2] = cos @ u_en
         velocity[rows, 2] = sin @ w_amp
         pressure[rows] = (cos @ a) * rho_g
-    dry = points[:, 2] > eta
-    velocity[dry] = 0.0
-    pressure[dry] = 0.0
+    if not follow_surface:
+        dry = points[:, 2] > eta
+        velocity[dry] = 0.0
+        pressure[dry] = 0.0
     return WaveSample(eta, velocity, pressure)
 
 

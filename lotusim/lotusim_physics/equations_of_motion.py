@@ -17,6 +17,8 @@ lift(nu_r) for underwater vehicles with body_lift (body_lift.py) + wind(nu) for 
 
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
 from lotusim_physics import layout as L
@@ -50,7 +52,9 @@ def _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, surface):
     r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(qw, qx, qy, qz)
     u, v, w, p, q, r = x[7], x[8], x[9], x[10], x[11], x[12]
     # current in the body, v_c = R^T V_c, and the relative velocity nu_r = nu - [v_c; 0]
-    cn, ce, cd = xs[i, L.X_CUR], xs[i, L.X_CUR + 1], xs[i, L.X_CUR + 2]
+    cn = xs[i, L.X_CUR] + xs[i, L.X_WAVE + 3]  # current + wave orbital velocity (0 without waves)
+    ce = xs[i, L.X_CUR + 1] + xs[i, L.X_WAVE + 4]
+    cd = xs[i, L.X_CUR + 2] + xs[i, L.X_WAVE + 5]
     vcx = r0 * cn + r3 * ce + r6 * cd
     vcy = r1 * cn + r4 * ce + r7 * cd
     vcz = r2 * cn + r5 * ce + r8 * cd
@@ -81,7 +85,13 @@ def _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, surface):
     c = c_rb_times_nu(prm, u, v, w, p, q, r)
     a = c_a_times_nu_r(prm, ur, vr, wr, p, q, r)
     d = damping_times_nu_r(prm, ur, vr, wr, p, q, r)
-    gv = restoring_surface(prm, x[2], r6, r7, r8, rho, g) if surface else restoring_underwater(prm, x[2], r6, r7, r8)
+    if surface:  # the sea over the hull: immersion below its mean, righting towards its normal (0, 0 in still water)
+        sn, se = xs[i, L.X_WAVE + 1], xs[i, L.X_WAVE + 2]
+        inv = 1.0 / math.sqrt(1.0 + sn * sn + se * se)
+        nx, ny, nz = (r0 * sn + r3 * se + r6) * inv, (r1 * sn + r4 * se + r7) * inv, (r2 * sn + r5 * se + r8) * inv
+        gv = restoring_surface(prm, x[2] + xs[i, L.X_WAVE], r6, r7, r8, rho, g, nx, ny, nz)
+    else:
+        gv = restoring_underwater(prm, x[2], r6, r7, r8)
     mc = matvec6(prm, L.V_MA, ncx, ncy, ncz, 0.0, 0.0, 0.0)
     # nu_dot = M^-1 (tau - C_RB nu - C_A nu_r - D nu_r - g + M_A nu_c_dot)
     nd = matvec6(

@@ -28,13 +28,19 @@ import numpy as np
 from lotusim_core.base import frames
 from lotusim_core.base.fossen import inertia_about_co, m_rb
 from lotusim_core.base.vehicle_spec import VehicleSpec
+from lotusim_env.waves import WaveComponents
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.faults import REASONS, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
+from lotusim_physics.sea_over_hulls import hull_grid_frd, orbital_velocity_at_co, sea_over_hulls
 from lotusim_physics.thrusters import UNIT_TO_RPS, decay_factor, t200_curve_array
 
 EnvField = Callable[[float, np.ndarray], np.ndarray]
+# wave sample points of a surface vessel: a grid over its waterplane rectangle (length x beam), WAVE_ROWS across
+# (port, starboard) and one row along every WAVE_SPACING_M of length (at least 3, at most 64): the spacing resolves
+# waves down to twice it without aliasing, and sets how short waves average out over a long hull
+WAVE_ROWS, WAVE_SPACING_M, WAVE_MAX_LONG = 2, 2.0, 64
 
 
 def _vec(values, size: int, what: str, vessel: str) -> np.ndarray:
@@ -108,6 +114,8 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
         row[L.V_GMT] = hs.gm_transverse_m
         row[L.V_GML] = hs.gm_longitudinal_m
         row[L.V_BOXDRAFT] = spec.mass_kg / (rho * hs.waterplane_area_m2)
+        row[L.V_HULL_L], row[L.V_HULL_B] = wave_rectangle_m(spec)
+        row[L.V_HULL_NL] = wave_grid_size(row[L.V_HULL_L])
         if spec.wind is not None:
             w = spec.wind
             row[L.V_HASWIND] = 1.0
@@ -119,6 +127,20 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
     if not np.all(np.isfinite(row)):
         raise ValueError(f"{where}: non-finite parameter")
     return row, _pack_thrusters(spec, where), _pack_fins(spec, where)
+
+
+def wave_rectangle_m(spec: VehicleSpec) -> tuple[float, float]:
+    """(length, beam) m of the waterplane rectangle a surface vessel's wave sample points cover: the vessel's
+    length (its wind length_m; √(2 A_wp) without a wind section) and the beam A_wp / length that keeps its
+    waterplane area. (The vehicle files do not give their hull's sample points yet.)"""
+    area = spec.surface.waterplane_area_m2
+    length = spec.wind.length_m if spec.wind is not None and spec.wind.length_m > 0.0 else math.sqrt(2.0 * area)
+    return length, area / length
+
+
+def wave_grid_size(length_m: float) -> int:
+    """Sample points along a hull of `length_m`: one per WAVE_SPACING_M, within [3, WAVE_MAX_LONG]."""
+    return int(min(WAVE_MAX_LONG, max(3, math.ceil(length_m / WAVE_SPACING_M))))
 
 
 def _pack_thrusters(spec: VehicleSpec, where: str) -> np.ndarray:
@@ -225,6 +247,7 @@ class Fleet:
         self._specs: list[VehicleSpec] = []
         self._index: dict[str, int] = {}
         self._env_set = False
+        self._waves_set = False
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -397,7 +420,12 @@ class Fleet:
 
     # --- stepping --------------------------------------------------------------------------------------------
     def step(
-        self, t_s: float, current_ned: EnvField | None = None, wind_ned: EnvField | None = None, steps: int = 1
+        self,
+        t_s: float,
+        current_ned: EnvField | None = None,
+        wind_ned: EnvField | None = None,
+        steps: int = 1,
+        waves: WaveComponents | None = None,
     ) -> list:
         """Advance every active vessel by `steps` steps of dt_s from sim time t_s; returns the FaultReports.
 
@@ -405,8 +433,11 @@ class Fleet:
         -> (N,3) air velocity at 10 m NED, m/s. Both are sampled once at t_s and held for the `steps` steps;
         None means still water / no wind. Several steps in one call give the same states as one call per step
         (with the environment held) at a fraction of the call overhead: the dynamics node batches the steps
-        between two publications."""
-        n = self._n
+        between two publications.
+
+        waves (lotusim_env.waves table; None or empty: a flat sea) are sampled before every step, at its start
+        time: the sea over each surface vessel's hull (mean, slopes) and the orbital velocity at every CO
+        (lotusim_physics.sea_over_hulls), held over that one step."""
         xs = self._xs
         steps = int(steps)
         if steps < 1:
@@ -416,14 +447,54 @@ class Fleet:
         elif self._env_set:
             xs[:, L.X_CUR : L.X_WIND + 3] = 0.0
             self._env_set = False
-        nfault = step_fleet(
-            xs, self._vp, self._vi, self._tp, self._fp, self._frozen, self._status, self._fault_step, n, self.dt_s,
-            self.substeps, steps, self._method, self.water_density_kgm3, self.gravity_mps2, self.max_speed_mps,
-            self.max_rate_rad_s, self.max_position_m,
-        )  # fmt: skip
+        if waves is not None and waves.size > 0:
+            nfault = self._step_in_waves(t_s, steps, waves)
+        else:
+            if self._waves_set:
+                xs[:, L.X_WAVE : L.X_WAVE + 6] = 0.0
+                self._waves_set = False
+            nfault = self._kernel(steps)
         if not nfault:
             return []
         return self._collect_faults(t_s)
+
+    def _kernel(self, steps: int) -> int:
+        return step_fleet(
+            self._xs, self._vp, self._vi, self._tp, self._fp, self._frozen, self._status, self._fault_step, self._n,
+            self.dt_s, self.substeps, steps, self._method, self.water_density_kgm3, self.gravity_mps2,
+            self.max_speed_mps, self.max_rate_rad_s, self.max_position_m,
+        )  # fmt: skip
+
+    def _step_in_waves(self, t_s: float, steps: int, waves: WaveComponents) -> int:
+        """`steps` single steps, the sea sampled before each; fault steps counted from t_s."""
+        nfault = 0
+        for k in range(steps):
+            self._sample_waves(t_s + k * self.dt_s, waves)
+            before = self._status[: self._n] == 0
+            found = self._kernel(1)
+            if found:
+                self._fault_step[: self._n][before & (self._status[: self._n] != 0)] += k
+                nfault += found
+        return nfault
+
+    def _sample_waves(self, t_s: float, waves: WaveComponents) -> None:
+        """Write the sea at each vessel (layout.X_WAVE: mean elevation over the hull, slopes, orbital velocity)."""
+        n = self._n
+        xs, vp = self._xs, self._vp
+        position, q = xs[:n, L.X_POS : L.X_POS + 3], xs[:n, L.X_Q : L.X_Q + 4]
+        surface = vp[:n, L.V_SURFACE] > 0.0
+        under = np.flatnonzero(~surface)
+        if under.size:  # underwater vehicles: the orbital velocity at CO
+            xs[under, L.X_WAVE + 3 : L.X_WAVE + 6] = orbital_velocity_at_co(waves, t_s, position[under])
+        for n_long in np.unique(vp[:n, L.V_HULL_NL][surface]):  # surface vessels, by grid size: the sea over the hull
+            rows = np.flatnonzero(surface & (vp[:n, L.V_HULL_NL] == n_long))
+            grid = hull_grid_frd(1.0, 1.0, int(n_long), WAVE_ROWS)
+            points = grid[None, :, :] * vp[rows][:, None, [L.V_HULL_L, L.V_HULL_B]]
+            sea = sea_over_hulls(waves, t_s, position[rows], q[rows], points)
+            xs[rows, L.X_WAVE] = sea.elevation_m
+            xs[rows, L.X_WAVE + 1 : L.X_WAVE + 3] = sea.slope_ne
+            xs[rows, L.X_WAVE + 3 : L.X_WAVE + 6] = sea.orbital_velocity_ned
+        self._waves_set = True
 
     def _sample_env(self, t_s: float, current_ned: EnvField | None, wind_ned: EnvField | None) -> None:
         n = self._n
@@ -501,6 +572,7 @@ class Fleet:
         fleet._index = {name: i for i, name in enumerate(fleet.names)}
         fleet._n = n
         fleet._env_set = True
+        fleet._waves_set = True  # the restored sea columns are cleared by a step without waves
         return fleet
 
     def actuator_rows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -533,6 +605,7 @@ class Fleet:
         self._tp[t_rows] = thrusters
         self._fp[f_rows] = fins
         self._env_set = True
+        self._waves_set = True  # the restored sea columns are cleared by a step without waves
 
     # --- internals -------------------------------------------------------------------------------------------
     def _pose(self, name: str, position_ned_m, q_ned_frd_wxyz, nu_frd) -> tuple[np.ndarray, ...]:

@@ -6,6 +6,8 @@ Currents and wind vary over minutes and hundreds of metres: they are sampled at 
 integrates the steps between two samples in one call. Until a configuration is applied the water is still and
 there is no wind (nothing is sampled). The environment is a pure function of its configuration and sim time
 (lotusim_env.environment), so a checkpoint keeps the configuration, the held samples and the time of the next.
+Waves are not held: they change within seconds, so the fleet evaluates the sea (`sea`, the configuration's wave
+table in float32) before every step (Fleet.step(waves=...), lotusim_physics.sea_over_hulls).
 Frames: the models are ENU, the held samples NED (the physics' frame); velocities in m/s.
 """
 
@@ -15,6 +17,13 @@ import numpy as np
 
 from lotusim_core.base import frames, safe_yaml
 from lotusim_env.environment import Environment, build_environment
+from lotusim_env.waves import WaveComponents
+
+
+def sea_of(environment: Environment) -> WaveComponents | None:
+    """The wave table the physics evaluates: float32 (2 mm and 2 mm/s of float64 at 10 km and one hour, 15x
+    faster: docs/performance.md, 'Waves'), None for a calm sea."""
+    return None if environment.waves.calm else environment.waves.components.astype(np.float32)
 
 
 class HeldEnvironment:
@@ -23,6 +32,7 @@ class HeldEnvironment:
     def __init__(self, period_s: float) -> None:
         self.period_ns = max(1, round(period_s * 1e9))  # sim time between two samples, ns
         self.environment: Environment = build_environment(None)
+        self.sea: WaveComponents | None = None  # the waves the fleet evaluates every step (None: a flat sea)
         self.config_yaml = ""  # of the configuration applied ("": none, still water)
         self.revision = 0  # of the /lotusim/environment applied (0: none yet)
         self.samples: dict[str, np.ndarray] = {}  # "current", "wind": (N, 3) NED m/s at the vessels, or empty
@@ -38,11 +48,13 @@ class HeldEnvironment:
         (anything lotusim_env.environment.build_environment or the YAML loader raise) with nothing changed."""
         environment = build_environment(safe_yaml.load(config_yaml))
         self.environment, self.config_yaml, self.revision = environment, config_yaml, revision
+        self.sea = sea_of(environment)
         self.samples = {}
 
     def restore(self, environment: Environment, config_yaml: str, samples: dict, next_ns: int) -> None:
         """Take a checkpoint's environment, held samples and next sample time (the revision is kept)."""
         self.environment, self.config_yaml = environment, config_yaml
+        self.sea = sea_of(environment)
         self.samples, self.next_ns = samples, next_ns
 
     def invalidate(self) -> None:

@@ -108,7 +108,7 @@ def step_fleet(
         if frozen[i]:
             continue
         env_ok = True
-        for j in range(L.X_CUR, L.X_WIND + 3):
+        for j in range(L.X_CUR, L.X_WAVE + 6):
             if not math.isfinite(xs[i, j]):
                 env_ok = False
         if not env_ok:

@@ -20,7 +20,10 @@ X_NUDOT = 13  # nu_dot of the last step (6), body FRD
 X_WRENCH = 19  # commanded body wrench [X Y Z K M N] at CO, FRD (6)
 X_CUR = 25  # water velocity at the vessel, NED (3), m/s (held over a step)
 X_WIND = 28  # air velocity at 10 m, NED (3), m/s (held over a step)
-X_WIDTH = 31
+# the sea at the vessel (sea_over_hulls.py; all 0 without waves), refreshed every step: mean elevation over the hull
+# (m, up), its slopes dη/dN, dη/dE, and the wave orbital velocity at CO, NED (3), m/s
+X_WAVE = 31
+X_WIDTH = 37
 X_STATE = 13  # the integrated part: pos, q, nu
 
 # --- vp: constant parameters of each vessel (N, V_WIDTH) ---------------------------------------------------
@@ -53,7 +56,10 @@ V_DIAG = 212  # 1.0 if M_A, D_lin, D_quad and M^-1 are all diagonal (fast path: 
 V_BL_K = 213  # hull lift 1/2 d^2 c_yd (body_lift.py; times rho |u_r| gives N per m/s of cross flow), m^2; 0 = none
 V_BL_X = 214  # hull-lift centre of pressure x (FRD, from CO), m
 V_HULLH = 215  # vertical extent of the hull about the CB (restoring.py surface crossing), m; 0 = not modelled
-V_WIDTH = 216
+V_HULL_L = 216  # surface vessel: length of the waterplane rectangle its wave sample points cover, m
+V_HULL_B = 217  # surface vessel: beam of that rectangle (A_wp = length x beam), m
+V_HULL_NL = 218  # surface vessel: number of wave sample points along its length (fleet.wave_grid_size)
+V_WIDTH = 219
 
 # --- vi: integer bookkeeping of each vessel (N, VI_WIDTH) --------------------------------------------------
 VI_THR_START = 0

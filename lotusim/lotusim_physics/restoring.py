@@ -84,14 +84,17 @@ def surface_buoyancy(z_ned_m, rho, g, awp, box_draft):
 
 
 @njit(cache=True, inline="always")
-def restoring_surface(prm, z_ned_m, kx, ky, kz, rho, g):
-    """g(eta) (6-tuple) of a surface vessel (waterplane hydrostatics, see module docstring)."""
+def restoring_surface(prm, z_ned_m, kx, ky, kz, rho, g, nx, ny, nz):
+    """g(eta) (6-tuple) of a surface vessel (waterplane hydrostatics, see module docstring). In waves z_ned_m is
+    the immersion below the mean sea over the hull (z_CO + η̄) and (nx, ny, nz) the sea's downward normal seen
+    from the body, R(q)^T n: the righting moments align the hull with the local sea (lotusim_physics.
+    sea_over_hulls); in still water n = k and z_ned_m = z_CO."""
     buoyancy = surface_buoyancy(z_ned_m, rho, g, prm[L.V_AWP], prm[L.V_BOXDRAFT])
     net = prm[L.V_W] - buoyancy
     gx, gy, gz = prm[L.V_RG], prm[L.V_RG + 1], prm[L.V_RG + 2]
     fx, fy, fz = net * kx, net * ky, net * kz
-    k_roll = -buoyancy * prm[L.V_GMT] * ky * kz
-    m_pitch = buoyancy * prm[L.V_GML] * kx * kz
+    k_roll = -buoyancy * prm[L.V_GMT] * ny * nz
+    m_pitch = buoyancy * prm[L.V_GML] * nx * nz
     return (
         -fx,
         -fy,

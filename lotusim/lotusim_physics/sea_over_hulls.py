@@ -15,11 +15,12 @@ pushes), and a plane is fitted to the K elevations of each vessel by least squar
 - n = (s_N, s_E, 1)/‖(s_N, s_E, 1)‖ (NED) is the local downward normal of the sea: roll and pitch restoring
   align the hull with it (R(q)^T n in place of R(q)^T e_z in lotusim_physics.restoring), so heave, roll and
   pitch follow waves longer than the hull.
-- The orbital velocity at CO (NED m/s, deep-water decay e^{kz} below the surface) joins the current in the
-  relative velocity of the hull; an underwater vehicle near the surface feels it too.
+- The orbital velocity averaged over the same points (taken at the surface where a point is above it: NED m/s)
+  joins the current in the relative velocity of the hull, averaged like η̄ (a short wave's orbits cancel over
+  a long hull); an underwater vehicle feels the orbital velocity at its CO (decay e^{kz}, lotusim_env.waves).
 
-Not wired into the compiled step yet (issue 17): the fleet kernel holds the environment per vessel over a
-batch of steps, and waves need these per-vessel values refreshed every step (docs/environment.md, 'Waves').
+The Fleet (lotusim_physics.fleet) samples these before every step when it is given a sea and the kernel uses
+them (layout.X_WAVE; equations_of_motion, restoring).
 Frames: NED/FRD on the physics side, ENU on the environment side, converted by lotusim_core.base.frames only.
 """
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from lotusim_core.base import frames
-from lotusim_env.waves import WaveComponents, elevation_m, wave_sample
+from lotusim_env.waves import WaveComponents, wave_sample
 
 
 def hull_grid_frd(length_m: float, beam_m: float, n_long: int = 3, n_trans: int = 2) -> np.ndarray:
@@ -44,7 +45,7 @@ def hull_grid_frd(length_m: float, beam_m: float, n_long: int = 3, n_trans: int 
 class SeaOverHulls:
     """The sea at the hulls of N vessels at one instant: elevation_m η̄ (N,, m up, at the hull's centre),
     slope_ne (N, 2) ∂η/∂N, ∂η/∂E, normal_ned (N, 3) the sea's downward unit normal, orbital_velocity_ned (N, 3)
-    m/s at CO."""
+    m/s averaged over the hull's points."""
 
     def __init__(self, elevation: np.ndarray, slope_ne: np.ndarray, orbital_velocity_ned: np.ndarray) -> None:
         self.elevation_m = elevation
@@ -67,29 +68,46 @@ def place_points(position_ned: np.ndarray, q_ned_frd_wxyz: np.ndarray, points_fr
 
 def fit_planes(points_ned: np.ndarray, eta_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares planes η ≈ η̄ + s_N ΔN + s_E ΔE of each vessel's K samples (N, K) at (N, K, 3) NED points,
-    Δ from the points' centre: (η̄ (N,), s (N, 2)). Collinear points (a hull sampled along its centreline) give
-    the minimum-norm slope: no slope across the line."""
+    Δ from the points' centre: (η̄ (N,), s (N, 2)). About the centre the mean decouples (η̄ = mean η) and the
+    slopes solve the 2 x 2 normal equations (Σ Δ Δᵀ) s = Σ Δ η, in closed form; collinear points (a hull
+    sampled along its centreline) get the minimum-norm slope: none across the line."""
     offsets = points_ned[..., :2] - points_ned[..., :2].mean(axis=1, keepdims=True)
-    design = np.concatenate([np.ones((*offsets.shape[:-1], 1)), offsets], axis=-1)  # (N, K, 3)
-    coefficients = np.einsum("nik,nk->ni", np.linalg.pinv(design), eta_m)
-    return coefficients[:, 0], coefficients[:, 1:]
+    mean = eta_m.mean(axis=1)
+    gram = np.einsum("nki,nkj->nij", offsets, offsets)  # (N, 2, 2)
+    rhs = np.einsum("nki,nk->ni", offsets, eta_m - mean[:, None])
+    det = gram[:, 0, 0] * gram[:, 1, 1] - gram[:, 0, 1] * gram[:, 1, 0]
+    scale = np.maximum(gram[:, 0, 0] + gram[:, 1, 1], np.finfo(float).tiny)
+    regular = det > 1e-9 * scale**2
+    slope = np.empty_like(rhs)
+    g = gram[regular]
+    slope[regular, 0] = (g[:, 1, 1] * rhs[regular, 0] - g[:, 0, 1] * rhs[regular, 1]) / det[regular]
+    slope[regular, 1] = (g[:, 0, 0] * rhs[regular, 1] - g[:, 1, 0] * rhs[regular, 0]) / det[regular]
+    if not regular.all():
+        singular = ~regular
+        slope[singular] = np.einsum("nij,nj->ni", np.linalg.pinv(gram[singular]), rhs[singular])
+    return mean, slope
 
 
 def sea_over_hulls(
-    sea: WaveComponents, t_s: float, position_ned: np.ndarray, q_ned_frd_wxyz: np.ndarray, points_frd: np.ndarray
+    sea: WaveComponents,
+    t_s: float,
+    position_ned: np.ndarray,
+    q_ned_frd_wxyz: np.ndarray,
+    points_frd: np.ndarray,
 ) -> SeaOverHulls:
     """η̄, slopes and normal of the sea over each hull (sample points `points_frd`, (K, 2) or (N, K, 2)) and the
-    orbital velocity at each CO, at sim time t_s. One batched evaluation of the sea for all N·K points."""
+    orbital velocity averaged over them, at sim time t_s: one batched evaluation of the sea at all N·K points."""
     placed = place_points(position_ned, q_ned_frd_wxyz, points_frd)
     n, k = placed.shape[:2]
-    eta = elevation_m(sea, t_s, frames.ned_to_enu(placed.reshape(n * k, 3))).reshape(n, k).astype(float)
+    sample = wave_sample(sea, t_s, frames.ned_to_enu(placed.reshape(n * k, 3)), follow_surface=True)
+    eta = sample.elevation_m.reshape(n, k).astype(float)
     mean, slope = fit_planes(placed, eta)
-    return SeaOverHulls(mean, slope, orbital_velocity_at_co(sea, t_s, position_ned))
+    velocity = frames.enu_to_ned(sample.velocity_enu.astype(float)).reshape(n, k, 3).mean(axis=1)
+    return SeaOverHulls(mean, slope, velocity)
 
 
 def orbital_velocity_at_co(sea: WaveComponents, t_s: float, position_ned: np.ndarray) -> np.ndarray:
     """Orbital velocity (N, 3, NED m/s) at each CO; a CO above the local surface (a hull in a trough) takes the
-    value at the surface above it, z_up = min(z_CO, η), so a floating hull always moves in wet water."""
+    value at the surface below it, z_up = min(z_CO, η), so a floating hull always moves in wet water."""
     co_enu = frames.ned_to_enu(np.asarray(position_ned, dtype=float))
-    co_enu[:, 2] = np.minimum(co_enu[:, 2], elevation_m(sea, t_s, co_enu).astype(float) - 1e-6)  # 1 µm: wet
-    return frames.enu_to_ned(wave_sample(sea, t_s, co_enu).velocity_enu.astype(float))
+    return frames.enu_to_ned(wave_sample(sea, t_s, co_enu, follow_surface=True).velocity_enu.astype(float))

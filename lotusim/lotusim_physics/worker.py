@@ -243,7 +243,7 @@ class FleetWorker:
         if env.config_yaml:  # applied (.active, read directly: once per batch)
             if env.sample(t_ns, self.fleet):
                 self.extras_version += 1
-            faults = self.fleet.step(t_ns * 1e-9, current_ned=env.current, wind_ned=env.wind, steps=k)
+            faults = self.fleet.step(t_ns * 1e-9, current_ned=env.current, wind_ned=env.wind, steps=k, waves=env.sea)
         else:  # still water, no wind
             faults = self.fleet.step(t_ns * 1e-9, steps=k)
         self.iteration += k

@@ -23,6 +23,7 @@ import math
 import os
 import re
 import shutil
+import tokenize
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -251,7 +252,8 @@ def _read_arrays(npz: Path, described: dict, sha: object) -> dict[str, np.ndarra
                 ):
                     raise CheckpointError(npz, key, "stored compressed or larger than its declared shape")
                 arrays[key] = _checked(npz, key, data[key], shape, dtype)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    # a corrupted .npy header makes NumPy's header parser raise SyntaxError or tokenize.TokenError
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, SyntaxError, tokenize.TokenError) as exc:
         if isinstance(exc, CheckpointError):
             raise
         raise CheckpointError(npz, "<file>", f"cannot be read without pickle: {str(exc)[:160]}") from None

@@ -11,7 +11,13 @@ import pytest
 
 from lotusim_core.base import frames
 from lotusim_env.waves import regular_wave
-from lotusim_physics.sea_over_hulls import fit_planes, hull_grid_frd, place_points, sea_over_hulls
+from lotusim_physics.sea_over_hulls import (
+    fit_planes,
+    hull_grid_frd,
+    orbital_velocity_at_co,
+    place_points,
+    sea_over_hulls,
+)
 
 G = 9.81
 
@@ -93,17 +99,24 @@ def test_plane_fit_is_exact_on_a_plane_and_collinear_points_have_no_cross_slope(
     np.testing.assert_allclose(s, [[0.1, 0.0]], atol=1e-12)
 
 
-def test_orbital_velocity_at_co_is_the_sea_below_the_surface_in_ned():
+def test_orbital_velocity_at_co_and_over_the_hull_is_the_sea_below_the_surface_in_ned():
     """Deep water, waves travelling east: the surface orbital velocity is aω (cos φ, 0, −sin φ) in NED (w up
-    = aω sin φ); a hull in a trough (CO above the surface) gets the value at the surface."""
+    = aω sin φ); a CO in a trough (above the surface) gets the value at the surface; a hull gets the mean over its
+    points."""
     period, a = 6.0, 0.5
     omega = 2 * math.pi / period
     k = omega**2 / G
     sea = regular_wave(2 * a, period, from_deg=270.0)
+
+    def expected(east: np.ndarray) -> np.ndarray:
+        phase = k * east
+        decay = np.exp(np.minimum(0.0, a * np.cos(phase)) * k)  # at min(z = 0, η)
+        return a * omega * decay[:, None] * np.column_stack([np.zeros(east.size), np.cos(phase), -np.sin(phase)])
+
     east = np.linspace(0.0, 2 * math.pi / k, 9, endpoint=False)
     position = np.column_stack([np.zeros(9), east, np.zeros(9)])
-    got = sea_over_hulls(sea, 0.0, position, heading_q(0.0, 9), hull_grid_frd(1.0, 0.5, 2, 2))
-    phase = k * east
-    decay = np.exp(np.minimum(0.0, a * np.cos(phase)) * k)  # at min(z_CO = 0, η)
-    expected = a * omega * decay[:, None] * np.column_stack([np.zeros(9), np.cos(phase), -np.sin(phase)])
-    np.testing.assert_allclose(got.orbital_velocity_ned, expected, atol=1e-6)
+    np.testing.assert_allclose(orbital_velocity_at_co(sea, 0.0, position), expected(east), atol=1e-12)
+    hull = hull_grid_frd(8.0, 2.0, 2, 2)  # heading north: points at east ± 0.5 m (twice each)
+    got = sea_over_hulls(sea, 0.0, position, heading_q(0.0, 9), hull).orbital_velocity_ned
+    mean = 0.5 * (expected(east - 0.5) + expected(east + 0.5))
+    np.testing.assert_allclose(got, mean, atol=1e-12)
