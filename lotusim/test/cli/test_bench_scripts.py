@@ -20,7 +20,7 @@ SMOKE = {
     "bench_environment.py": (["--repeat", "3"], "us"),
     "bench_fleet.py": (["--vessels", "1", "--mode", "fast"], "RTF"),
     "bench_sensors.py": (["--sizes", "2"], "largest measured fleet in real time"),
-    "bench_waves.py": (["--points", "10", "--components", "16", "--repeat", "2"], "sample ms"),
+    "bench_waves.py": (["--points", "10", "--components", "16", "--vessels", "3", "--repeat", "2"], "step ms"),
     "bench_worker.py": (["--vessels", "1", "--repeats", "2"], "vessels"),
 }
 
