@@ -93,8 +93,10 @@ def sample_pressure(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site:
     p = bank.take(due)
     mount = np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
     where = pressure.sensor_positions_enu(fleet.pos[due], fleet.quat[due], mount)
+    sea = site.env.waves
+    waves = None if sea.calm else sea.sample(t_ns / NS_PER_S, where)  # the sea above the sensors
     pa, std, depth = pressure.pressure_measure(
-        where, p["depth_noise_std_m"], site.env.water_density_kgm3, bank.draw(due, 1)
+        where, p["depth_noise_std_m"], site.env.water_density_kgm3, bank.draw(due, 1), waves=waves
     )
     return Samples((pa.tolist(), (std * std).tolist(), depth.tolist()), 1.0 / p["rate_hz"])
 
