@@ -64,8 +64,9 @@ PARAMETERS = {
     "origin_altitude_m": 0.0,
 }
 FLEET, OPERATORS, AUDIT = "/lotusim/console/fleet", "/lotusim/console/operators", "/lotusim/console/audit"
-MODELS = "/lotusim/console/models"
+MODELS, VESSELS = "/lotusim/console/models", "/lotusim/console/vessels"
 CHANNELS = {
+    VESSELS: "one object per vessel: name, model, latitude, longitude, depth, speed, heading (JSON, for plots)",
     MODELS: "the catalogue's models: name, domain, description (JSON)",
     FLEET: "every vessel as columns (the page's view; JSON)",
     OPERATORS: "who is connected, as what (JSON)",
@@ -265,6 +266,7 @@ class ConsoleNode(Node):
         if isinstance(origin, dict):
             try:
                 self.view.origin = GeodeticOrigin.from_mapping(origin, "/lotusim/environment: origin")
+                self._origin_given = True
             except ValueError as exc:
                 self.get_logger().warning(str(exc))
 
@@ -272,8 +274,8 @@ class ConsoleNode(Node):
     def _serve(self, host: str, port: int, http_port: int, name: str, token: str) -> None:
         self.fox = foxglove.Context()
         json_channel = lambda topic: foxglove.Channel(topic, message_encoding="json", context=self.fox)  # noqa: E731
-        self.fleet_channel, self.operators_channel, self.audit_channel, self.models_channel = map(
-            json_channel, (FLEET, OPERATORS, AUDIT, MODELS)
+        self.fleet_channel, self.operators_channel, self.audit_channel, self.models_channel, self.vessels_channel = map(
+            json_channel, (FLEET, OPERATORS, AUDIT, MODELS, VESSELS)
         )
         self.scene_channel = SceneUpdateChannel("/lotusim/console/scene", context=self.fox)
         self.tf_channel = FrameTransformsChannel("/lotusim/console/tf", context=self.fox)
@@ -301,20 +303,27 @@ class ConsoleNode(Node):
     # --- out --------------------------------------------------------------------------------------------------
     def _publish(self) -> None:
         start = time.perf_counter()
-        self._publish_views()
+        self._decode_states()
+        if self._origin_given:  # positions in WGS84 need the map's origin: shown once it is known
+            self._publish_fleet(self.view.snapshot())
+        else:
+            self.get_logger().info(
+                "waiting for /lotusim/environment (the map's origin) or parameters origin_*", throttle_duration_sec=10.0
+            )
+        self._publish_slow()
         cost_us = (time.perf_counter() - start) * 1e6
         self.publish_cost_us += 0.1 * (cost_us - self.publish_cost_us)  # moving average, shown to clients
 
-    def _publish_views(self) -> None:
-        self._decode_states()
-        snap = self.view.snapshot()
+    def _publish_fleet(self, snap) -> None:
+        """The fleet's channels that a client subscribes to (the others cost nothing)."""
         t_ns = round(snap.sim_time_s * 1e9)
-        rtf = sum(s.real_time_factor for s in self.stats.values()) / len(self.stats) if self.stats else 0.0
         if self.fleet_channel.has_sinks():
+            rtf = sum(s.real_time_factor for s in self.stats.values()) / len(self.stats) if self.stats else 0.0
             columns = snap.to_json_columns(rtf, self.paused)
             columns["server_us"] = round(self.publish_cost_us, 1)
-            body = json.dumps(columns, separators=(",", ":"))
-            self.fleet_channel.log(body.encode(), log_time=t_ns)
+            self.fleet_channel.log(json.dumps(columns, separators=(",", ":")).encode(), log_time=t_ns)
+        if self.vessels_channel.has_sinks():
+            self.vessels_channel.log(json.dumps(snap.to_json_rows()).encode(), log_time=t_ns)
         if self.scene_channel.has_sinks():
             gone = sorted(self._shown - set(snap.names))
             self.scene_channel.log(scene.scene_update(snap, gone), log_time=t_ns)
@@ -323,6 +332,9 @@ class ConsoleNode(Node):
             self.tf_channel.log(scene.frame_transforms(snap), log_time=t_ns)
         if self.locations_channel.has_sinks():
             self.locations_channel.log(scene.location_fixes(snap), log_time=t_ns)
+
+    def _publish_slow(self) -> None:
+        """Operators, audit log and models: on a change, and every SLOW_PUBLISH_S for clients that came later."""
         now = time.monotonic()
         if self.operators.revision != self._sent_revision or now >= self._slow_due:
             self._sent_revision, self._slow_due = self.operators.revision, now + SLOW_PUBLISH_S

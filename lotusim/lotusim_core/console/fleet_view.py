@@ -8,6 +8,7 @@ depth (m, positive down), WGS84 latitude/longitude (deg) through `lotusim_core.b
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +52,10 @@ class Snapshot:
     status: np.ndarray
 
     def to_json_columns(self, rtf: float, paused: bool) -> dict:
-        """The page's update: one list per column (rounded: cm, 0.1 deg, 1e-7 deg of latitude ~ 1 cm)."""
+        """The page's update: the text columns as lists, the numeric ones as base64 of little-endian arrays
+        (float64 for latitude and longitude, float32 for the rest, uint8 for the status; `current` and `wind`
+        N x 2 row-major): a 1,000-vessel update is encoded in about a millisecond instead of five."""
+        f32 = lambda a: _b64(np.asarray(a, dtype="<f4"))  # noqa: E731
         return {
             "t": round(self.sim_time_s, 3),
             "rtf": round(rtf, 3),
@@ -60,17 +64,29 @@ class Snapshot:
             "model": self.models,
             "domain": self.domains,
             "worker": self.workers,
-            "lat": np.round(self.latitude_deg, 7).tolist(),
-            "lon": np.round(self.longitude_deg, 7).tolist(),
-            "x": np.round(self.position[:, 0], 2).tolist(),
-            "y": np.round(self.position[:, 1], 2).tolist(),
-            "depth": np.round(self.depth_m, 2).tolist(),
-            "heading": np.round(self.heading_deg, 1).tolist(),
-            "speed": np.round(self.speed_mps, 2).tolist(),
-            "current": np.round(self.current_enu, 2).tolist(),
-            "wind": np.round(self.wind_enu, 2).tolist(),
-            "status": self.status.tolist(),
+            "lat": _b64(np.asarray(self.latitude_deg, dtype="<f8")),
+            "lon": _b64(np.asarray(self.longitude_deg, dtype="<f8")),
+            "x": f32(self.position[:, 0]),
+            "y": f32(self.position[:, 1]),
+            "depth": f32(self.depth_m),
+            "heading": f32(self.heading_deg),
+            "speed": f32(self.speed_mps),
+            "current": f32(self.current_enu),
+            "wind": f32(self.wind_enu),
+            "status": _b64(np.asarray(self.status, dtype=np.uint8)),
         }
+
+    def to_json_rows(self) -> dict:
+        """One object per vessel (for Foxglove's Plot and Raw Message panels: `/lotusim/console/vessels.vessels[:]
+        {name=="auv_1"}.depth`); built only while a client subscribes."""
+        numbers = (self.latitude_deg, self.longitude_deg, self.depth_m, self.speed_mps, self.heading_deg)
+        columns = zip(self.names, self.models, *(a.tolist() for a in numbers), strict=True)
+        keys = ("name", "model", "latitude_deg", "longitude_deg", "depth_m", "speed_mps", "heading_deg")
+        return {"t": round(self.sim_time_s, 3), "vessels": [dict(zip(keys, row, strict=True)) for row in columns]}
+
+
+def _b64(array: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
 
 
 def compass_heading_deg(orientation_xyzw: np.ndarray) -> np.ndarray:

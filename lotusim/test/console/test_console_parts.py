@@ -3,6 +3,7 @@ from workers (compass heading, WGS84, depth, speed), the page server's file list
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import urllib.error
@@ -132,9 +133,19 @@ def test_the_fleet_of_two_workers_is_one_set_of_columns_with_models_and_wgs84():
     np.testing.assert_allclose(snap.depth_m, [0.0, 20.0])
     np.testing.assert_allclose(snap.speed_mps, [0.0, 1.5])
     np.testing.assert_allclose(snap.heading_deg, [90.0, 0.0], atol=1e-9)
-    columns = snap.to_json_columns(rtf=0.98, paused=True)
-    assert columns["paused"] is True and columns["current"][0] == [0.1, -0.2] and columns["wind"][1] == [3.0, 4.0]
-    json.dumps(columns)  # plain JSON
+    columns = json.loads(json.dumps(snap.to_json_columns(rtf=0.98, paused=True)))  # plain JSON
+    assert columns["paused"] is True and columns["name"] == ["usv", "auv"]
+    decoded = lambda key, dtype: np.frombuffer(base64.b64decode(columns[key]), dtype=dtype)  # noqa: E731
+    np.testing.assert_array_equal(decoded("lat", "<f8"), snap.latitude_deg)  # float64: no loss
+    np.testing.assert_allclose(decoded("current", "<f4").reshape(-1, 2), [[0.1, -0.2]] * 2, rtol=1e-6)
+    np.testing.assert_allclose(decoded("wind", "<f4").reshape(-1, 2), [[3.0, 4.0]] * 2)
+    np.testing.assert_allclose(decoded("depth", "<f4"), [0.0, 20.0])
+    assert decoded("status", np.uint8).tolist() == [0, 0]
+    rows = snap.to_json_rows()
+    assert rows["vessels"][1] == {
+        "name": "auv", "model": "", "latitude_deg": pytest.approx(48.3), "longitude_deg": pytest.approx(-4.6),
+        "depth_m": 20.0, "speed_mps": 1.5, "heading_deg": pytest.approx(0.0, abs=1e-9),
+    }  # fmt: skip
     view.forget("worker_1")
     assert view.snapshot().names == ["usv"]
     assert FleetView(GeodeticOrigin()).snapshot().names == []

@@ -137,8 +137,20 @@ state.receiveOnly = query.has("receive_only");  // draw nothing: a client that o
 setInterval(() => { $("fps").textContent = state.frames.length; }, 500);
 
 // --- data from the console ------------------------------------------------------------------------------------
+const NUMERIC = { lat: Float64Array, lon: Float64Array, x: Float32Array, y: Float32Array, depth: Float32Array,
+  heading: Float32Array, speed: Float32Array, current: Float32Array, wind: Float32Array, status: Uint8Array };
+
+function decodeColumns(f) {
+  // numeric columns arrive as base64 of little-endian arrays (fleet_view.Snapshot.to_json_columns)
+  for (const [key, Type] of Object.entries(NUMERIC)) {
+    const bytes = Uint8Array.from(atob(f[key]), (c) => c.charCodeAt(0));
+    f[key] = new Type(bytes.buffer);
+  }
+  return f;
+}
+
 function onFleet(f) {
-  state.fleet = f;
+  state.fleet = decodeColumns(f);
   state.updates = (state.updates || 0) + 1;
   const n = f.name.length;
   state.index = new Map(f.name.map((name, i) => [name, i]));
@@ -158,7 +170,7 @@ function onFleet(f) {
     }
   }
   if (!state.fitted && f.name.length) {
-    const lats = f.lat, lons = f.lon;
+    const lats = Array.from(f.lat), lons = Array.from(f.lon);
     map.fitBounds([[Math.min(...lats), Math.min(...lons)], [Math.max(...lats), Math.max(...lons)]],
       { padding: [40, 40], maxZoom: 16 });
     state.fitted = true;
@@ -176,7 +188,7 @@ function environmentText(f) {
   // the fleet's mean current (towards) and wind (from), compass degrees, as the physics applies them
   const n = f.name.length;
   if (!n) return "";
-  const mean = (rows) => rows.reduce((a, r) => [a[0] + r[0] / n, a[1] + r[1] / n], [0, 0]);
+  const mean = (v) => { let e = 0, nn = 0; for (let i = 0; i < n; i++) { e += v[2 * i] / n; nn += v[2 * i + 1] / n; } return [e, nn]; };
   const [ce, cn] = mean(f.current), [we, wn] = mean(f.wind);
   const towards = (e, nn) => ((Math.atan2(e, nn) * 180) / Math.PI + 360) % 360;
   return `current ${Math.hypot(ce, cn).toFixed(2)} m/s towards ${towards(ce, cn).toFixed(0)}° · ` +
