@@ -90,8 +90,8 @@ def _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, surface):
         inv = 1.0 / math.sqrt(1.0 + sn * sn + se * se)
         nx, ny, nz = (r0 * sn + r3 * se + r6) * inv, (r1 * sn + r4 * se + r7) * inv, (r2 * sn + r5 * se + r8) * inv
         gv = restoring_surface(prm, x[2] + xs[i, L.X_WAVE], r6, r7, r8, rho, g, nx, ny, nz)
-    else:
-        gv = restoring_underwater(prm, x[2], r6, r7, r8)
+    else:  # the surface crossing is measured from the sea above CO (0 in still water)
+        gv = restoring_underwater(prm, x[2] + xs[i, L.X_WAVE], r6, r7, r8)
     mc = matvec6(prm, L.V_MA, ncx, ncy, ncz, 0.0, 0.0, 0.0)
     # nu_dot = M^-1 (tau - C_RB nu - C_A nu_r - D nu_r - g + M_A nu_c_dot)
     nd = matvec6(

@@ -33,7 +33,7 @@ from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.faults import REASONS, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
-from lotusim_physics.sea_over_hulls import hull_grid_frd, orbital_velocity_at_co, sea_over_hulls
+from lotusim_physics.sea_over_hulls import hull_grid_frd, sea_at_co, sea_over_hulls
 from lotusim_physics.thrusters import UNIT_TO_RPS, decay_factor, t200_curve_array
 
 EnvField = Callable[[float, np.ndarray], np.ndarray]
@@ -484,8 +484,10 @@ class Fleet:
         position, q = xs[:n, L.X_POS : L.X_POS + 3], xs[:n, L.X_Q : L.X_Q + 4]
         surface = vp[:n, L.V_SURFACE] > 0.0
         under = np.flatnonzero(~surface)
-        if under.size:  # underwater vehicles: the orbital velocity at CO
-            xs[under, L.X_WAVE + 3 : L.X_WAVE + 6] = orbital_velocity_at_co(waves, t_s, position[under])
+        if under.size:  # underwater vehicles: the sea above CO (surface crossing) and the orbital velocity at it
+            eta, velocity = sea_at_co(waves, t_s, position[under])
+            xs[under, L.X_WAVE] = eta
+            xs[under, L.X_WAVE + 3 : L.X_WAVE + 6] = velocity
         for n_long in np.unique(vp[:n, L.V_HULL_NL][surface]):  # surface vessels, by grid size: the sea over the hull
             rows = np.flatnonzero(surface & (vp[:n, L.V_HULL_NL] == n_long))
             grid = hull_grid_frd(1.0, 1.0, int(n_long), WAVE_ROWS)

@@ -20,8 +20,9 @@ X_NUDOT = 13  # nu_dot of the last step (6), body FRD
 X_WRENCH = 19  # commanded body wrench [X Y Z K M N] at CO, FRD (6)
 X_CUR = 25  # water velocity at the vessel, NED (3), m/s (held over a step)
 X_WIND = 28  # air velocity at 10 m, NED (3), m/s (held over a step)
-# the sea at the vessel (sea_over_hulls.py; all 0 without waves), refreshed every step: mean elevation over the hull
-# (m, up), its slopes dη/dN, dη/dE, and the wave orbital velocity at CO, NED (3), m/s
+# the sea at the vessel (sea_over_hulls.py; all 0 without waves), refreshed every step: elevation (m, up; the mean
+# over the hull of a surface vessel, above CO otherwise), its slopes dη/dN, dη/dE (surface vessels), and the wave
+# orbital velocity (hull mean, or at CO), NED (3), m/s
 X_WAVE = 31
 X_WIDTH = 37
 X_STATE = 13  # the integrated part: pos, q, nu

@@ -17,7 +17,8 @@ pushes), and a plane is fitted to the K elevations of each vessel by least squar
   pitch follow waves longer than the hull.
 - The orbital velocity averaged over the same points (taken at the surface where a point is above it: NED m/s)
   joins the current in the relative velocity of the hull, averaged like η̄ (a short wave's orbits cancel over
-  a long hull); an underwater vehicle feels the orbital velocity at its CO (decay e^{kz}, lotusim_env.waves).
+  a long hull); an underwater vehicle feels the orbital velocity at its CO (decay e^{kz}, lotusim_env.waves),
+  and its surface crossing (restoring.py) is measured from the sea η above its CO.
 
 The Fleet (lotusim_physics.fleet) samples these before every step when it is given a sea and the kernel uses
 them (layout.X_WAVE; equations_of_motion, restoring).
@@ -106,8 +107,15 @@ def sea_over_hulls(
     return SeaOverHulls(mean, slope, velocity)
 
 
-def orbital_velocity_at_co(sea: WaveComponents, t_s: float, position_ned: np.ndarray) -> np.ndarray:
-    """Orbital velocity (N, 3, NED m/s) at each CO; a CO above the local surface (a hull in a trough) takes the
-    value at the surface below it, z_up = min(z_CO, η), so a floating hull always moves in wet water."""
+def sea_at_co(sea: WaveComponents, t_s: float, position_ned: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(η (N,, m up) above each CO, orbital velocity (N, 3, NED m/s) at it); a CO above the local surface (a hull
+    in a trough) takes the value at the surface below it, z_up = min(z_CO, η), so a floating hull always moves in
+    wet water."""
     co_enu = frames.ned_to_enu(np.asarray(position_ned, dtype=float))
-    return frames.enu_to_ned(wave_sample(sea, t_s, co_enu, follow_surface=True).velocity_enu.astype(float))
+    sample = wave_sample(sea, t_s, co_enu, follow_surface=True)
+    return sample.elevation_m.astype(float), frames.enu_to_ned(sample.velocity_enu.astype(float))
+
+
+def orbital_velocity_at_co(sea: WaveComponents, t_s: float, position_ned: np.ndarray) -> np.ndarray:
+    """The orbital velocity of `sea_at_co` (N, 3, NED m/s)."""
+    return sea_at_co(sea, t_s, position_ned)[1]

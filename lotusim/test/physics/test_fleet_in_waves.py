@@ -144,3 +144,18 @@ def test_a_worker_with_waves_in_its_environment_moves_its_boats_with_them():
     assert amplitude(np.array(heave[300:])) == pytest.approx(0.5, rel=0.1)
     worker.apply_environment("waves: {model: none}\n", 2)
     assert worker.environment.sea is None
+
+
+def test_a_surfaced_auv_rides_a_long_swell():
+    """The REMUS 100 (5.5 N buoyant) floating at the surface: its surface crossing is measured from the sea above
+    it, so in a 20 s swell (λ = 625 m) it heaves with the surface, amplitude a within 10 %."""
+    a = 0.3
+    fleet = Fleet(DT, water_density_kgm3=RHO, gravity_mps2=G)
+    fleet.add("r", load_vehicle("remus100"), [0.0, 0.0, 0.0], frames.quat_from_euler_zyx(0.0, 0.0, 0.0))
+    fleet.step(0.0, steps=3000)  # 60 s to float at its waterline in still water
+    swell = regular_wave(2 * a, 20.0, ramp_time_s=5.0)
+    heave = []
+    for k in range(0, int(120.0 / DT), 10):
+        fleet.step(k * DT, steps=10, waves=swell)
+        heave.append(-fleet.position_ned[0, 2])
+    assert amplitude(np.array(heave[len(heave) // 2 :])) / a == pytest.approx(1.0, abs=0.1)
