@@ -32,8 +32,8 @@ of propagation ψ0:  D(ψ) = F_s cos^{2s}((ψ − ψ0)/2),  F_s = 2^{2s−1} Γ(
 Discretisation: n_ω equal bins of width Δω over [ω_min, ω_max] (by default [0.7 ωp, 3.5 ωp], which holds
 98.6–99.4 % of the spectrum's m0, Hs within 0.7 %, for 1 ≤ γ ≤ 7, derived), each represented by one frequency ω_i
 at its centre (or, with `jitter`, at a seeded random place within it, which removes the repeat period 2π/Δω of an
-equally spaced sea), times
-n_ψ directions every Δψ = 2π/n_ψ starting half a turn from ψ0 (ψ0 itself is one of them). Each component carries
+equally spaced sea), times n_ψ directions every Δψ = 2π/n_ψ starting half a turn from ψ0 (ψ0 itself is one of
+them). Each component carries
 the energy of its bin, a_ij = sqrt(2 E_i w_j) with E_i = ∫_bin S dω (Gauss–Legendre, 8 nodes; the usual
 S(ω_i)Δω is its midpoint rule: equal for smooth spectra, and exact in energy wherever ω_i sits in the bin) and
 w_j = D(ψ_j)Δψ / Σ_j D(ψ_j)Δψ (the weights sum to 1; for an integer s < n_ψ the plain sum is already exactly 1,
@@ -49,8 +49,9 @@ Directions in the configuration are compass bearings like the wind's: `from_deg`
 clockwise from true north (the convention of reported mean wave directions), so they travel towards
 from_deg + 180°, whose unit vector is d̂ = (sin ψ, cos ψ) (east, north) with ψ that bearing.
 Kinematics above the mean level (0 < z ≤ η) take the value at z = 0 (constant extrapolation); points above the
-instantaneous surface (z > η) are in the air and get 0 velocity and 0 dynamic pressure; points below the sea
-floor (z < −h) take the value at the floor.
+instantaneous surface (z > η) are in the air and get 0 velocity and 0 dynamic pressure (or, asked with
+`follow_surface`, the values at the surface below them: a hull's waterline points); points below the sea floor
+(z < −h) take the value at the floor.
 """
 
 from __future__ import annotations
@@ -64,9 +65,10 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from lotusim_env.config import ConfigError, check_keys, get_choice, get_float, get_int, section
+from lotusim_env.ekman import RHO_WATER
 
 GRAVITY_MPS2 = 9.81  # the physics' g (lotusim_physics.fleet), and xdyn's default
-RHO_WATER_KGM3 = 1026.0  # as lotusim_env.ekman.RHO_WATER (LOTUSim-Xdyn default)
+RHO_WATER_KGM3 = RHO_WATER  # sea water density of the environment's default (LOTUSim-Xdyn's)
 WAVE_MODELS = ("none", "regular", "jonswap", "pierson_moskowitz")
 JONSWAP_GAMMA = 3.3  # mean peak enhancement of the JONSWAP measurements (Hasselmann1973)
 MAX_FREQUENCIES, MAX_DIRECTIONS = 4096, 360
