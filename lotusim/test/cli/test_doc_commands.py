@@ -8,9 +8,11 @@ scratch directory, with env.sh sourced), on a ROS domain of its own.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -47,7 +49,7 @@ ONE_SHOT = (
     "lotusim bench fleet --mode fast",
 )
 # Simulations that run until Ctrl-C.
-UNTIL_INTERRUPTED = ("lotusim run single_auv", "lotusim run mixed_fleet_brest")
+UNTIL_INTERRUPTED = ("lotusim run single_auv", "lotusim run mixed_fleet_brest --console")
 # The fleet commands, each run against a running `lotusim run single_auv` (test_fleet_session).
 FLEET_SESSION = (
     "lotusim list",
@@ -248,11 +250,29 @@ def test_mixed_fleet_runs_until_interrupted(tmp_path, own_domain_env):
     try:
         lines = sim.wait_for_line("vessels spawned", timeout_s=300)
         assert any("99" in line for line in lines[-3:]), "".join(lines[-10:])
-        time.sleep(5.0)
+        assert any("operator console on http://127.0.0.1:8080/" in line for line in lines), "".join(lines[-10:])
+        _the_console_page_shows(99)
         sim.check_running()
     finally:
         code, rest = sim.interrupt()
     assert code in (0, 130), rest[-3000:]
+
+
+def _the_console_page_shows(vessels: int) -> None:
+    """The README's console address in headless Chromium shows every vessel (skipped without a browser)."""
+    chromium = shutil.which("chromium")
+    if chromium is None or importlib.util.find_spec("playwright") is None:
+        print("no chromium or playwright: the console page is not looked at (docs/console.md)")
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto("http://127.0.0.1:8080/")
+        page.wait_for_function(f"() => window.lotusim.fleet && window.lotusim.fleet.name.length === {vessels}",
+                               timeout=60_000)  # fmt: skip
+        browser.close()
 
 
 def test_fleet_session(tmp_path, own_domain_env):

@@ -203,7 +203,7 @@ function showSelected() {
   }
   const status = ["ok", "frozen", "worker down", "lost"][f.status[i]] || f.status[i];
   $("selected").innerHTML = `<b id="selname">${escapeHtml(f.name[i])}</b> · ${escapeHtml(f.model[i])} (${f.domain[i]}, ${f.worker[i]})<br>
-    ${f.lat[i].toFixed(6)}, ${f.lon[i].toFixed(6)} · depth ${f.depth[i].toFixed(1)} m<br>
+    ${f.lat[i].toFixed(6)}, ${f.lon[i].toFixed(6)} · ${f.depth[i] < -0.05 ? "altitude " + (-f.depth[i]).toFixed(1) : "depth " + Math.abs(f.depth[i]).toFixed(1)} m<br>
     speed <span id="selspeed">${f.speed[i].toFixed(2)}</span> m/s · heading ${f.heading[i].toFixed(0)}° · ${status}`;
 }
 
