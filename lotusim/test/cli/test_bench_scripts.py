@@ -15,7 +15,10 @@ pytest.importorskip("rclpy")
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 # script -> (small arguments, a line its output must hold); every script of bench/ must be listed
 SMOKE = {
-    "bench_console.py": (["--scenario", "single_auv", "--clients", "1", "--seconds", "2"], "console cost per update"),
+    "bench_console.py": (
+        ["--scenario", "single_auv", "--clients", "1", "--seconds", "2", "--no-baseline"],
+        "console cost per update",
+    ),
     "bench_dynamics.py": (["--vessels", "1,10"], "vessels"),
     "bench_environment.py": (["--repeat", "3"], "us"),
     "bench_fleet.py": (["--vessels", "1", "--mode", "fast"], "RTF"),
