@@ -21,6 +21,7 @@ the other vessels continue. set_pose() (a move) brings a frozen vessel back.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -114,8 +115,7 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
         row[L.V_GMT] = hs.gm_transverse_m
         row[L.V_GML] = hs.gm_longitudinal_m
         row[L.V_BOXDRAFT] = spec.mass_kg / (rho * hs.waterplane_area_m2)
-        row[L.V_HULL_L], row[L.V_HULL_B] = wave_rectangle_m(spec)
-        row[L.V_HULL_NL] = wave_grid_size(row[L.V_HULL_L])
+        row[L.V_HULL_KIND] = hull_kind(hull_points_frd(spec))
         if spec.wind is not None:
             w = spec.wind
             row[L.V_HASWIND] = 1.0
@@ -130,12 +130,27 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
 
 
 def wave_rectangle_m(spec: VehicleSpec) -> tuple[float, float]:
-    """(length, beam) m of the waterplane rectangle a surface vessel's wave sample points cover: the vessel's
-    length (its wind length_m; √(2 A_wp) without a wind section) and the beam A_wp / length that keeps its
-    waterplane area. (The vehicle files do not give their hull's sample points yet.)"""
+    """(length, beam) m of the waterplane rectangle the default wave sample points of a surface vessel cover: the
+    vessel's length (its wind length_m; √(2 A_wp) without a wind section) and the beam A_wp / length that keeps
+    its waterplane area."""
     area = spec.surface.waterplane_area_m2
     length = spec.wind.length_m if spec.wind is not None and spec.wind.length_m > 0.0 else math.sqrt(2.0 * area)
     return length, area / length
+
+
+def hull_points_frd(spec: VehicleSpec) -> np.ndarray:
+    """(K, 2) points [x, y] (m, FRD from CO) where the sea is sampled for a surface vessel's wave loads: its
+    vehicle file's `surface.wave_points_frd`, else a grid over wave_rectangle_m (WAVE_ROWS across, one row
+    per WAVE_SPACING_M along, 3 to WAVE_MAX_LONG)."""
+    if spec.surface.wave_points_frd is not None:
+        return np.asarray(spec.surface.wave_points_frd, dtype=float)
+    length, beam = wave_rectangle_m(spec)
+    return hull_grid_frd(length, beam, wave_grid_size(length), WAVE_ROWS)
+
+
+def hull_kind(points_frd: np.ndarray) -> float:
+    """A key (float, exact) of a set of sample points: vessels with the same points are sampled in one batch."""
+    return float(zlib.crc32(np.ascontiguousarray(points_frd, dtype=np.float64).tobytes()))
 
 
 def wave_grid_size(length_m: float) -> int:
@@ -248,6 +263,7 @@ class Fleet:
         self._index: dict[str, int] = {}
         self._env_set = False
         self._waves_set = False
+        self._hull_points: dict[float, np.ndarray] = {}  # V_HULL_KIND -> (K, 2) wave sample points, FRD m
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -362,7 +378,13 @@ class Fleet:
             return cached[1]
         packed = pack_vessel(spec, name, self.water_density_kgm3, self.gravity_mps2)
         self._packed[id(spec)] = (spec, packed)
+        self._register_hull(spec)
         return packed
+
+    def _register_hull(self, spec: VehicleSpec) -> None:
+        if spec.domain == "surface":
+            points = hull_points_frd(spec)
+            self._hull_points[hull_kind(points)] = points
 
     def remove(self, name: str) -> None:
         """Remove vessel `name` (KeyError if unknown); the last row takes its place."""
@@ -488,11 +510,10 @@ class Fleet:
             eta, velocity = sea_at_co(waves, t_s, position[under])
             xs[under, L.X_WAVE] = eta
             xs[under, L.X_WAVE + 3 : L.X_WAVE + 6] = velocity
-        for n_long in np.unique(vp[:n, L.V_HULL_NL][surface]):  # surface vessels, by grid size: the sea over the hull
-            rows = np.flatnonzero(surface & (vp[:n, L.V_HULL_NL] == n_long))
-            grid = hull_grid_frd(1.0, 1.0, int(n_long), WAVE_ROWS)
-            points = grid[None, :, :] * vp[rows][:, None, [L.V_HULL_L, L.V_HULL_B]]
-            sea = sea_over_hulls(waves, t_s, position[rows], q[rows], points)
+        kinds = vp[:n, L.V_HULL_KIND]
+        for kind in np.unique(kinds[surface]):  # surface vessels, by sample points: the sea over the hull
+            rows = np.flatnonzero(surface & (kinds == kind))
+            sea = sea_over_hulls(waves, t_s, position[rows], q[rows], self._hull_points[float(kind)])
             xs[rows, L.X_WAVE] = sea.elevation_m
             xs[rows, L.X_WAVE + 1 : L.X_WAVE + 3] = sea.slope_ne
             xs[rows, L.X_WAVE + 3 : L.X_WAVE + 6] = sea.orbital_velocity_ned
@@ -571,6 +592,8 @@ class Fleet:
         fleet._dead_t, fleet._dead_f = snap["dead"]
         fleet.names = list(snap["names"])
         fleet._specs = list(snap["specs"])
+        for spec in {id(s): s for s in fleet._specs}.values():  # the wave sample points of each model
+            fleet._register_hull(spec)
         fleet._index = {name: i for i, name in enumerate(fleet.names)}
         fleet._n = n
         fleet._env_set = True

@@ -57,10 +57,8 @@ V_DIAG = 212  # 1.0 if M_A, D_lin, D_quad and M^-1 are all diagonal (fast path: 
 V_BL_K = 213  # hull lift 1/2 d^2 c_yd (body_lift.py; times rho |u_r| gives N per m/s of cross flow), m^2; 0 = none
 V_BL_X = 214  # hull-lift centre of pressure x (FRD, from CO), m
 V_HULLH = 215  # vertical extent of the hull about the CB (restoring.py surface crossing), m; 0 = not modelled
-V_HULL_L = 216  # surface vessel: length of the waterplane rectangle its wave sample points cover, m
-V_HULL_B = 217  # surface vessel: beam of that rectangle (A_wp = length x beam), m
-V_HULL_NL = 218  # surface vessel: number of wave sample points along its length (fleet.wave_grid_size)
-V_WIDTH = 219
+V_HULL_KIND = 216  # surface vessel: key of its wave sample points (fleet.hull_kind; the Fleet keeps the points)
+V_WIDTH = 217
 
 # --- vi: integer bookkeeping of each vessel (N, VI_WIDTH) --------------------------------------------------
 VI_THR_START = 0

@@ -116,7 +116,8 @@ THRUSTER_REQUIRED = (
 )
 THRUSTER_OPTIONAL = ("diameter_m", "kt", "kt_reverse", "kq", "curve")
 FIN_REQUIRED = tuple(f.name for f in fields(FinSpec))
-SURFACE_REQUIRED = tuple(f.name for f in fields(SurfaceHydrostatics))
+SURFACE_OPTIONAL = ("wave_points_frd",)
+SURFACE_REQUIRED = tuple(f.name for f in fields(SurfaceHydrostatics) if f.name not in SURFACE_OPTIONAL)
 WIND_REQUIRED = ("frontal_area_m2", "lateral_area_m2", "length_m", "cx", "cy", "cn")
 WIND_OPTIONAL = ("air_density_kgm3",)
 BODY_LIFT_REQUIRED = tuple(f.name for f in fields(BodyLiftSpec))
@@ -214,7 +215,7 @@ def spec_to_mapping(spec: VehicleSpec) -> dict[str, Any]:
             out[f.name] = [_plain(_dataclass_dict(fin)) for fin in value]
         elif f.name in ("surface", "wind", "body_lift"):
             if value is not None:
-                out[f.name] = _plain(_dataclass_dict(value))
+                out[f.name] = {k: v for k, v in _plain(_dataclass_dict(value)).items() if v is not None}
         elif f.name in ("volume_m3", "cb_frd_m") and spec.domain == "surface" and not np.any(value):
             continue  # not given in the file (surface vessels use `surface`)
         elif f.name == "hull_height_m" and value == 0.0:
@@ -334,9 +335,16 @@ def _freeze_arrays(spec: VehicleSpec) -> None:
 
 
 def _surface(v: _Validator, raw: Any) -> SurfaceHydrostatics:
-    v.mapping(raw, "surface", (), required=SURFACE_REQUIRED, none_ok=False)
+    v.mapping(raw, "surface", SURFACE_OPTIONAL, required=SURFACE_REQUIRED, none_ok=False)
     vals = {k: v.positive(raw[k], f"surface.{k}") for k in SURFACE_REQUIRED}
-    return SurfaceHydrostatics(**vals)
+    points = None
+    if raw.get("wave_points_frd") is not None:
+        key = "surface.wave_points_frd"
+        rows = v.list_of(raw["wave_points_frd"], key, lambda item, k: v.vector(item, k, 2))
+        if len(rows) < 3 or np.linalg.matrix_rank(np.array(rows) - np.mean(rows, axis=0)) < 2:
+            raise v.fail(key, f"expected at least 3 points [x, y] not on one line, got {rows}")
+        points = np.array(rows)
+    return SurfaceHydrostatics(**vals, wave_points_frd=points)
 
 
 def _hull(v: _Validator, data: Mapping[str, Any], domain: str) -> tuple[float, BodyLiftSpec | None]:

@@ -106,6 +106,9 @@ class SurfaceHydrostatics:
     gm_transverse_m: float
     gm_longitudinal_m: float
     draft_m: float  # equilibrium draft (m); the body origin CO sits at the waterline at rest
+    # where the sea is sampled for the wave loads: (K, 2) points [x, y] (m, FRD from CO, on the waterline);
+    # None: a grid over the waterplane rectangle (lotusim_physics.fleet.hull_points_frd)
+    wave_points_frd: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -175,3 +175,25 @@ def test_a_fleet_restored_from_its_snapshot_continues_in_waves_bit_for_bit():
     assert fleet.step(4.0, steps=1, waves=sea) == [] and np.all(np.isfinite(fleet.nu))
     empty = Fleet(DT)
     assert empty.step(0.0, steps=3, waves=sea) == []  # no vessel: nothing to sample
+
+
+def test_the_vehicle_files_sample_points_are_where_the_sea_is_sampled():
+    """The WAM-V's file gives VRX's four hull points (x 0.6 / −1.4 m, y ±1.03 m): the fleet samples the sea there,
+    so a beam sea of λ = 8.26 m (T = 2.3 s: a quarter wavelength across the 2.06 m between the hulls) rolls it
+    by the slope between its hulls, and its hull kind is that of the points."""
+    from lotusim_physics import layout as L
+    from lotusim_physics.fleet import hull_kind, hull_points_frd
+
+    wamv = load_vehicle("wamv")
+    np.testing.assert_array_equal(hull_points_frd(wamv), wamv.surface.wave_points_frd)
+    fleet = Fleet(DT, water_density_kgm3=RHO, gravity_mps2=G)
+    fleet.add("w", wamv, [0.0, 0.0, 0.0], frames.quat_from_euler_zyx(0.0, 0.0, 0.0))  # bow north
+    assert fleet.state_arrays()["vp"][0, L.V_HULL_KIND] == hull_kind(wamv.surface.wave_points_frd)
+    sea = regular_wave(0.2, 2.3, from_deg=90.0, ramp_time_s=2.0)  # from the east: on the beam
+    roll = []
+    for k in range(0, int(20.0 / DT), 5):
+        fleet.step(k * DT, steps=5, waves=sea)
+        roll.append(frames.euler_zyx_from_quat(fleet.q_ned_frd[0])[0])
+    # quasi-static roll: the slope of the sea between its hulls, a sin(k b) / b with b = 1.03 m (0.0685 rad)
+    k = (2 * math.pi / 2.3) ** 2 / G
+    assert amplitude(np.array(roll[len(roll) // 2 :])) == pytest.approx(0.1 * math.sin(k * 1.03) / 1.03, rel=0.05)
