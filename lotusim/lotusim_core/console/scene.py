@@ -1,11 +1,15 @@
 """The fleet as Foxglove's well-known messages (foxglove-sdk), for Foxglove's or Lichtblick's own panels (ROS-free):
-a 3-D scene (one box per vessel, sized by domain, coloured by domain, with its name), the frame transforms map ->
+a 3-D scene (one box per vessel, sized by domain, coloured by domain, with its name and an arrow of the current
+at it), the frame transforms map ->
 <vessel>/base_link, and the vessels' geographic positions for a Map panel. Built only while a client subscribes.
 """
 
 from __future__ import annotations
 
+import math
+
 from foxglove.messages import (
+    ArrowPrimitive,
     Color,
     CubePrimitive,
     FrameTransform,
@@ -32,6 +36,8 @@ LOOKS = {
     "aerial": ((0.3, 0.9, 0.4, 1.0), (0.6, 0.6, 0.25)),
 }
 OTHER = ((0.7, 0.7, 0.7, 1.0), (2.0, 1.0, 1.0))
+CURRENT_ARROW_S = 30.0  # a current arrow is as long as the water moves in this time (m per m/s)
+CURRENT_COLOR = Color(r=0.3, g=0.95, b=0.95, a=0.9)
 
 
 def stamp(sim_time_s: float) -> Timestamp:
@@ -53,6 +59,7 @@ def scene_update(snap: Snapshot, gone: list[str]) -> SceneUpdate:
                 id=name,
                 frame_locked=False,
                 cubes=[CubePrimitive(pose=pose, size=Vector3(x=lx, y=ly, z=lz), color=Color(r=r, g=g, b=b, a=a))],
+                arrows=_current_arrow(snap, i),
                 texts=[
                     TextPrimitive(
                         pose=pose,
@@ -102,6 +109,23 @@ def location_fixes(snap: Snapshot) -> LocationFixes:
             for i, name in enumerate(snap.names)
         ]
     )
+
+
+def _current_arrow(snap: Snapshot, i: int) -> list[ArrowPrimitive]:
+    """The current at the vessel (ENU, horizontal) as an arrow from it, CURRENT_ARROW_S seconds of drift long."""
+    east, north = (float(c) for c in snap.current_enu[i])
+    speed = math.hypot(east, north)
+    if speed < 1e-3:
+        return []
+    yaw = math.atan2(north, east)  # ENU: from east, counter-clockwise (REP 103)
+    p = snap.position[i]
+    pose = Pose(
+        position=Vector3(x=float(p[0]), y=float(p[1]), z=float(p[2])),
+        orientation=Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0)),
+    )
+    length = CURRENT_ARROW_S * speed
+    return [ArrowPrimitive(pose=pose, shaft_length=0.8 * length, shaft_diameter=0.15, head_length=0.2 * length,
+                           head_diameter=0.5, color=CURRENT_COLOR)]  # fmt: skip
 
 
 def _pose(snap: Snapshot, i: int) -> Pose:

@@ -191,3 +191,19 @@ def test_lotusim_console_refuses_a_remote_bind_without_a_token_in_one_line():
     )  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "binding beyond the loopback needs a token" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_foxglove_scene_has_each_vessel_its_frame_and_a_current_arrow_where_the_water_moves():
+    from lotusim_core.console import scene
+
+    view = FleetView(GeodeticOrigin(48.3, -4.6))
+    state = _state(["usv", "auv"], [[0.0, 0.0, 0.0], [10.0, 0.0, -5.0]], [0.0, 0.0])
+    state.environment[1, :3] = 0.0  # still water at the AUV
+    view.on_state("w", state)
+    snap = view.snapshot()
+    assert len(scene._current_arrow(snap, 0)) == 1 and scene._current_arrow(snap, 1) == []
+    update = scene.scene_update(snap, gone=["old"]).encode()  # protobuf: strings as UTF-8
+    assert all(token in update for token in (b"usv", b"auv", b"map", b"old"))
+    tf = scene.frame_transforms(snap).encode()
+    assert b"usv/base_link" in tf and b"auv/base_link" in tf
+    assert b"usv" in scene.location_fixes(snap).encode()
