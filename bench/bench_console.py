@@ -13,6 +13,7 @@ their own machines, not on the simulation's two cores.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -70,8 +71,11 @@ class StatsListener:
             self.rtf.append(msg.real_time_factor)
 
     def _spin(self) -> None:
-        while self.context.ok():
-            self.executor.spin_once(timeout_sec=0.1)
+        from rclpy.executors import ExternalShutdownException
+
+        with contextlib.suppress(ExternalShutdownException):
+            while self.context.ok():
+                self.executor.spin_once(timeout_sec=0.1)
 
     def close(self) -> None:
         self.context.try_shutdown()
@@ -94,7 +98,8 @@ class Run:
     def __init__(self, scenario: str, mode: str, console: bool) -> None:
         self.page_port, self.ws_port = free_port(), free_port()
         self.log = Path(tempfile.mkdtemp(prefix="bench_console_")) / "run.log"
-        cmd = [sys.executable, "-m", "lotusim_core.cli", "run", scenario, "--headless", "--mode", mode]
+        cmd = [sys.executable, "-m", "lotusim_core.cli", "run", scenario, "--headless", "--mode", mode,
+               "--duration", "86400"]  # not the scenario's: the run lasts as long as the measurement  # fmt: skip
         if console:
             cmd += ["--console", "--console-port", str(self.page_port), "--console-ws-port", str(self.ws_port)]
         with open(self.log, "w") as out:
