@@ -29,9 +29,11 @@ from std_msgs.msg import String
 
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.base.names import name_problem
 from lotusim_core.console import commands as cmd
 from lotusim_core.console import scene
 from lotusim_core.console.command_runner import CommandRunner
+from lotusim_core.console.controller_watch import ControllerWatch
 from lotusim_core.console.fleet_view import FleetView, WorkerState
 from lotusim_core.console.operators import AuditLog, LoginError, Operators
 from lotusim_core.console.web_server import PageServer
@@ -107,6 +109,7 @@ class ConsoleNode(Node):
         self._subscribe()
         self._audit_pub = self.create_publisher(String, AUDIT, 100)
         self.runner = CommandRunner(self.context, str(p["master_node"]))
+        self.watch = ControllerWatch(self)  # the selected vessels' controller status
         self._serve(str(p["host"]), int(p["port"]), int(p["http_port"]), str(p["name"]), token)
         self.create_timer(1.0 / float(p["rate_hz"]), self._publish)
 
@@ -168,6 +171,8 @@ class ConsoleNode(Node):
         services = [
             foxglove.Service(name="login", schema=foxglove.ServiceSchema(name="lotusim.Login", request=json_schema,
                              response=json_schema), handler=self._on_login),
+            foxglove.Service(name="watch", schema=foxglove.ServiceSchema(name="lotusim.Watch", request=json_schema,
+                             response=json_schema), handler=self._on_watch),
             foxglove.Service(name="command", schema=foxglove.ServiceSchema(name="lotusim.Command",
                              request=json_schema, response=json_schema), handler=self._on_command),
         ]  # fmt: skip
@@ -204,6 +209,7 @@ class ConsoleNode(Node):
             rtf = sum(s.real_time_factor for s in self.stats.values()) / len(self.stats) if self.stats else 0.0
             columns = snap.to_json_columns(rtf, self.paused)
             columns["server_us"] = round(self.publish_cost_us, 1)
+            columns["controllers"] = self.watch.refresh()
             self.fleet_channel.log(json.dumps(columns, separators=(",", ":")).encode(), log_time=t_ns)
         if self.vessels_channel.has_sinks():
             self.vessels_channel.log(json.dumps(snap.to_json_rows()).encode(), log_time=t_ns)
@@ -245,6 +251,18 @@ class ConsoleNode(Node):
         except (LoginError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             return _answer(False, str(exc))
         return _answer(True, f"logged in as {operator.role}", role=operator.role, name=operator.name)
+
+    def _on_watch(self, request) -> bytes:
+        """{"name": vessel}: its controllers' status in the fleet updates for a while (controller_watch)."""
+        try:
+            name = json.loads(request.payload).get("name")
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            name = None
+        problem = name_problem(name)
+        if problem:
+            return _answer(False, f"watch: name: {problem}")
+        self.watch.watch(name)
+        return _answer(True, f"watching {name}")
 
     def _on_command(self, request) -> bytes:
         who = self.operators.seen(request.client_id).name

@@ -8,11 +8,9 @@ scratch directory, with env.sh sourced), on a ROS domain of its own.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -260,18 +258,14 @@ def test_mixed_fleet_runs_until_interrupted(tmp_path, own_domain_env):
 
 def _the_console_page_shows(vessels: int) -> None:
     """The README's console address in headless Chromium shows every vessel (skipped without a browser)."""
-    chromium = shutil.which("chromium")
-    if chromium is None or importlib.util.find_spec("playwright") is None:
-        print("no chromium or playwright: the console page is not looked at (docs/console.md)")
-        return
-    from playwright.sync_api import sync_playwright
+    from browser_probe import chromium_or_skip, wait_for_fleet
 
-    with sync_playwright() as pw:
+    sync_api, chromium = chromium_or_skip(module_level=False)
+    with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = browser.new_page()
         page.goto("http://127.0.0.1:8080/")
-        page.wait_for_function(f"() => window.lotusim.fleet && window.lotusim.fleet.name.length === {vessels}",
-                               timeout=60_000)  # fmt: skip
+        wait_for_fleet(page, vessels)
         browser.close()
 
 

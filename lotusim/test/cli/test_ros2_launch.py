@@ -219,15 +219,14 @@ def test_ros2_topic_echo_and_hz_answer_on_a_vessels_odometry(launched):
 def test_the_console_started_by_the_launch_argument_shows_the_fleet(launched):
     if "console:=true" not in CASES[launched.case][1]:
         pytest.skip("this case runs without the console")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("no chromium (Debian: apt-get install chromium; .ci/run installs it)")
+    from browser_probe import chromium_or_skip, wait_for_fleet
+
+    sync_api, chromium = chromium_or_skip(module_level=False)
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{CONSOLE_PORT}/")
-        page.wait_for_function("() => window.lotusim.fleet && window.lotusim.fleet.name.length > 0", timeout=60_000)
+        wait_for_fleet(page)
         names = page.evaluate("() => window.lotusim.fleet.name")
         browser.close()
     assert set(names) == {v.name for v in launched.plan.vessels}

@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import socket
 import textwrap
 import time
 
 import pytest
+from browser_probe import chromium_or_skip, free_port, wait_for_fleet
 
 pytestmark = pytest.mark.ros  # starts lotusim run (DDS participants)
 pytest.importorskip("rclpy")
 pytest.importorskip("foxglove")
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium")
-if CHROMIUM is None:
-    pytest.skip("no chromium (Debian: apt-get install chromium; .ci/run installs it)", allow_module_level=True)
+sync_api, CHROMIUM = chromium_or_skip()
 
 from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
 
@@ -43,12 +39,6 @@ SCENARIO = """\
           acceptance_radius_m: 5.0
           speed_mps: 1.5
     """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _east_north_to_latlon(east_m: float, north_m: float) -> tuple[float, float]:
@@ -83,7 +73,7 @@ def _wait_message(page, previous: str, timeout_s: float = 30.0) -> tuple[str, st
 def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_domain_env):
     scenario = tmp_path / "console_test.yaml"
     scenario.write_text(textwrap.dedent(SCENARIO))
-    page_port, ws_port = _free_port(), _free_port()
+    page_port, ws_port = free_port(), free_port()
     out, record = tmp_path / "run.log", tmp_path / "recording"
     run = start_run(
         [str(scenario), "--headless", "--console", "--console-port", str(page_port), "--console-ws-port", str(ws_port),
@@ -101,8 +91,7 @@ def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_
             for page in (alice, bob):
                 page.on("pageerror", lambda e: errors.append(str(e)))
                 page.goto(f"http://127.0.0.1:{page_port}/")
-                page.wait_for_function("() => window.lotusim.fleet && window.lotusim.fleet.name.length === 2",
-                                       timeout=60_000)  # fmt: skip
+                wait_for_fleet(page, 2)
             assert sorted(bob.evaluate("() => window.lotusim.fleet.name")) == ["auv_1", "wamv_1"]
             assert bob.evaluate("() => window.lotusim.fleet.model") is not None
             bob.wait_for_function("() => document.getElementById('model').options.length > 0", timeout=30_000)
@@ -139,6 +128,9 @@ def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_
             wamv = _vessel(alice, "wamv_1")
             _click_at(alice, wamv["lat"], wamv["lon"])
             alice.wait_for_function("() => window.lotusim.selected === 'wamv_1'")
+            # its waypoint follower's status, while selected (controller_watch)
+            shows_status = "() => document.getElementById('selected').textContent.includes('waypoints: index')"
+            alice.wait_for_function(shows_status, timeout=15_000)
             alice.click("#routebtn")
             goal = _east_north_to_latlon(60.0, 10.0)
             _click_at(alice, *goal)

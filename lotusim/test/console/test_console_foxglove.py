@@ -6,23 +6,19 @@ from __future__ import annotations
 
 import base64
 import os
-import shutil
 import signal
 import subprocess
 import sys
 
 import pytest
+from browser_probe import chromium_or_skip, free_port, wait_for_fleet
 
 pytestmark = pytest.mark.ros  # starts lotusim run (DDS participants)
 pytest.importorskip("rclpy")
 pytest.importorskip("foxglove")
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium")
-if CHROMIUM is None:
-    pytest.skip("no chromium (Debian: apt-get install chromium; .ci/run installs it)", allow_module_level=True)
+sync_api, CHROMIUM = chromium_or_skip()
 
 from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
-from test_console_browser import _free_port  # noqa: E402
 
 # A raw Foxglove WebSocket client in the page: the channels advertised, the services, and the first message of
 # each Foxglove-schema channel (base64), as Foxglove's app would subscribe to them.
@@ -69,7 +65,7 @@ def test_lotusim_console_serves_a_running_simulation_to_the_page_and_to_foxglove
     console = None
     try:
         wait_for_text(run_out, "1 vessels spawned", run, 180.0)
-        page_port, ws_port = _free_port(), _free_port()
+        page_port, ws_port = free_port(), free_port()
         with open(console_out, "w") as out:
             console = subprocess.Popen(
                 [sys.executable, "-m", "lotusim_core.cli", "console", "--port", str(page_port), "--ws-port",
@@ -82,8 +78,7 @@ def test_lotusim_console_serves_a_running_simulation_to_the_page_and_to_foxglove
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{page_port}/")
-            page.wait_for_function("() => window.lotusim.fleet && window.lotusim.fleet.name.length === 1",
-                                   timeout=60_000)  # fmt: skip
+            wait_for_fleet(page, 1)
             (name,) = page.evaluate("() => window.lotusim.fleet.name")
             # the map's origin came from /lotusim/environment (the scenario's world.origin), not a default
             lat = page.evaluate("() => window.lotusim.fleet.lat[0]")

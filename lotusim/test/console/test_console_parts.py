@@ -207,3 +207,15 @@ def test_foxglove_scene_has_each_vessel_its_frame_and_a_current_arrow_where_the_
     tf = scene.frame_transforms(snap).encode()
     assert b"usv/base_link" in tf and b"auv/base_link" in tf
     assert b"usv" in scene.location_fixes(snap).encode()
+
+
+def test_a_controller_status_is_read_by_the_names_of_its_layout_label():
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+    from lotusim_core.console.controller_watch import labelled
+
+    msg = Float64MultiArray(data=[12.5, 2.0, 4.0, 31.25, 0.5, 0.0])
+    msg.layout.dim = [MultiArrayDimension(label="stamp_s,index,count,distance_m,cross_track_m,done", size=6)]
+    assert labelled(msg) == {"stamp_s": 12.5, "index": 2.0, "count": 4.0, "distance_m": 31.25, "cross_track_m": 0.5,
+                             "done": 0.0}  # fmt: skip
+    assert labelled(Float64MultiArray(data=[1.0, 2.0])) == {"v0": 1.0, "v1": 2.0}

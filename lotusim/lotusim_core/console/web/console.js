@@ -191,8 +191,11 @@ function environmentText(f) {
   const mean = (v) => { let e = 0, nn = 0; for (let i = 0; i < n; i++) { e += v[2 * i] / n; nn += v[2 * i + 1] / n; } return [e, nn]; };
   const [ce, cn] = mean(f.current), [we, wn] = mean(f.wind);
   const towards = (e, nn) => ((Math.atan2(e, nn) * 180) / Math.PI + 360) % 360;
-  return `current ${Math.hypot(ce, cn).toFixed(2)} m/s towards ${towards(ce, cn).toFixed(0)}° · ` +
+  const current = Math.hypot(ce, cn) < 0.005 ? "no current" :
+    `current ${Math.hypot(ce, cn).toFixed(2)} m/s towards ${towards(ce, cn).toFixed(0)}°`;
+  const wind = Math.hypot(we, wn) < 0.05 ? "no wind" :
     `wind ${Math.hypot(we, wn).toFixed(1)} m/s from ${((towards(we, wn) + 180) % 360).toFixed(0)}°`;
+  return `${current} · ${wind}`;
 }
 
 function showSelected() {
@@ -202,9 +205,12 @@ function showSelected() {
     return;
   }
   const status = ["ok", "frozen", "worker down", "lost"][f.status[i]] || f.status[i];
+  const controllers = Object.entries((f.controllers || {})[f.name[i]] || {}).map(([kind, values]) =>
+    `<br><span class="controller">${kind}: ` + Object.entries(values).filter(([k]) => k !== "stamp_s")
+      .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`).join(", ") + "</span>").join("");
   $("selected").innerHTML = `<b id="selname">${escapeHtml(f.name[i])}</b> · ${escapeHtml(f.model[i])} (${f.domain[i]}, ${f.worker[i]})<br>
     ${f.lat[i].toFixed(6)}, ${f.lon[i].toFixed(6)} · ${f.depth[i] < -0.05 ? "altitude " + (-f.depth[i]).toFixed(1) : "depth " + Math.abs(f.depth[i]).toFixed(1)} m<br>
-    speed <span id="selspeed">${f.speed[i].toFixed(2)}</span> m/s · heading ${f.heading[i].toFixed(0)}° · ${status}`;
+    speed <span id="selspeed">${f.speed[i].toFixed(2)}</span> m/s · heading ${f.heading[i].toFixed(0)}° · ${status}${controllers}`;
 }
 
 function onOperators(list) {
@@ -248,7 +254,7 @@ map.on("click", async (ev) => {
     const name = $("spawnname").value.trim();
     const answer = await command({ op: "spawn", name, model: $("model").value, lat, lon: lng,
       depth: number("spawndepth"), heading: number("spawnheading") });
-    if (answer.ok) state.selected = name;
+    if (answer.ok) { state.selected = name; watchSelected(); }
   } else if (state.mode === "move") {
     arm("move", $("movebtn"));
     const f = state.fleet, i = state.index.get(state.selected);
@@ -258,9 +264,15 @@ map.on("click", async (ev) => {
     state.route.push([lat, lng]); routeLine.setLatLngs(state.route);
   } else {
     state.selected = nearestVessel(ev.containerPoint);
-    showSelected(); state.dirty = true;
+    watchSelected(); showSelected(); state.dirty = true;
   }
 });
+
+function watchSelected() {
+  // the console shows the selected vessel's controller status while someone asks for it (controller_watch.py)
+  if (state.selected && client) client.call("watch", { name: state.selected }).catch(() => {});
+}
+setInterval(watchSelected, 3000);
 
 function nearestVessel(point) {
   const f = state.fleet; let best = null, bestD = 14;
