@@ -21,7 +21,7 @@ from concurrent.futures import Future
 import foxglove
 import numpy as np
 from foxglove.channels import FrameTransformsChannel, LocationFixesChannel, LogChannel, SceneUpdateChannel
-from foxglove.messages import Log, LogLevel
+from foxglove.messages import Log, LogLevel, SceneUpdate
 from foxglove.websocket import Capability
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message
@@ -31,7 +31,7 @@ from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_core.base.names import name_problem
 from lotusim_core.console import commands as cmd
-from lotusim_core.console import scene
+from lotusim_core.console import environment_view, scene
 from lotusim_core.console.command_runner import CommandRunner
 from lotusim_core.console.controller_watch import ControllerWatch
 from lotusim_core.console.fleet_view import FleetView, WorkerState
@@ -41,6 +41,7 @@ from lotusim_core.ros.node_runner import run_node_main
 from lotusim_core.ros.qos import LATCHED
 from lotusim_core.ros.ros_arrays import from_float64_array
 from lotusim_core.sim.run_clock import fleet_state_head
+from lotusim_env.environment import build_environment
 from lotusim_interfaces.msg import EnvironmentConfig, FleetRoster, FleetState, SimStats
 
 PARAMETERS = {
@@ -67,8 +68,10 @@ CHANNELS = {
     "/lotusim/console/tf": "foxglove.FrameTransforms: map -> <vessel>/base_link",
     "/lotusim/console/locations": "foxglove.LocationFixes: WGS84 positions for a Map panel",
     "/lotusim/console/log": "foxglove.Log: the audit log as log lines",
+    "/lotusim/console/environment": "foxglove.SceneUpdate: the seabed and the sea surface (waves) around the fleet",
 }
 COMMAND_WAIT_S = 60.0  # wall seconds a command may take (a spawn of a new model compiles nothing; 60 is ample)
+ENVIRONMENT_PERIOD_S = 0.5  # wall seconds between two drawings of the sea surface and seabed (while subscribed)
 SLOW_PUBLISH_S = 1.0  # the operators and audit channels are sent again at least this often (late joiners)
 
 
@@ -104,6 +107,8 @@ class ConsoleNode(Node):
         self._shown: set[str] = set()
         self._sent_revision, self._slow_due = -1, 0.0
         self.models: list[dict] | None = None
+        self.environment = None  # lotusim_env.environment.Environment, once /lotusim/environment came
+        self._environment_due = 0.0
         self.publish_cost_us = 0.0  # wall time of one update (views built and handed to the server), averaged
         self._models_asked: Future | None = None
         self._subscribe()
@@ -146,15 +151,15 @@ class ConsoleNode(Node):
         self.view.on_roster(msg.worker, [(v.name, v.model, v.domain) for v in msg.vessels])
 
     def _on_environment(self, msg: EnvironmentConfig) -> None:
-        if self._origin_given:
+        """The environment function (the sea surface and seabed drawn for Foxglove) and, unless given as
+        parameters, the map's origin."""
+        try:
+            self.environment = build_environment(safe_yaml.load(msg.config_yaml) or {})
+        except (ValueError, OSError) as exc:  # ConfigError is a ValueError
+            self.get_logger().warning(f"/lotusim/environment revision {msg.revision}: {exc}")
             return
-        origin = (safe_yaml.load(msg.config_yaml) or {}).get("origin")
-        if isinstance(origin, dict):
-            try:
-                self.view.origin = GeodeticOrigin.from_mapping(origin, "/lotusim/environment: origin")
-                self._origin_given = True
-            except ValueError as exc:
-                self.get_logger().warning(str(exc))
+        if not self._origin_given and self.environment.origin is not None:
+            self.view.origin, self._origin_given = self.environment.origin, True
 
     # --- servers ----------------------------------------------------------------------------------------------
     def _serve(self, host: str, port: int, http_port: int, name: str, token: str) -> None:
@@ -167,6 +172,7 @@ class ConsoleNode(Node):
         self.tf_channel = FrameTransformsChannel("/lotusim/console/tf", context=self.fox)
         self.locations_channel = LocationFixesChannel("/lotusim/console/locations", context=self.fox)
         self.log_channel = LogChannel("/lotusim/console/log", context=self.fox)
+        self.environment_channel = SceneUpdateChannel("/lotusim/console/environment", context=self.fox)
         json_schema = foxglove.MessageSchema(encoding="json", schema=foxglove.Schema(name="", encoding="", data=b""))
         services = [
             foxglove.Service(name="login", schema=foxglove.ServiceSchema(name="lotusim.Login", request=json_schema,
@@ -221,6 +227,14 @@ class ConsoleNode(Node):
             self.tf_channel.log(scene.frame_transforms(snap), log_time=t_ns)
         if self.locations_channel.has_sinks():
             self.locations_channel.log(scene.location_fixes(snap), log_time=t_ns)
+        now = time.monotonic()
+        if self.environment is not None and now >= self._environment_due and self.environment_channel.has_sinks():
+            self._environment_due = now + ENVIRONMENT_PERIOD_S
+            x, y = environment_view.grid_around(snap.position)
+            stamp = scene.stamp(snap.sim_time_s)
+            surface = environment_view.sea_surface(self.environment, snap.sim_time_s, x, y, stamp)
+            entities = [environment_view.seabed(self.environment, x, y, stamp), *([surface] if surface else [])]
+            self.environment_channel.log(SceneUpdate(entities=entities), log_time=t_ns)
 
     def _publish_slow(self) -> None:
         """Operators, audit log and models: on a change, and every SLOW_PUBLISH_S for clients that came later."""

@@ -56,6 +56,7 @@ FOXGLOVE_SCHEMAS = {
     "/lotusim/console/scene": "foxglove.SceneUpdate",
     "/lotusim/console/tf": "foxglove.FrameTransforms",
     "/lotusim/console/locations": "foxglove.LocationFixes",
+    "/lotusim/console/environment": "foxglove.SceneUpdate",
 }
 
 
@@ -88,7 +89,8 @@ def test_lotusim_console_serves_a_running_simulation_to_the_page_and_to_foxglove
         for topic, schema in FOXGLOVE_SCHEMAS.items():
             assert advertised[topic] == (schema, "protobuf")
             payload = base64.b64decode(got["first"][topic])
-            assert name.encode() in payload  # protobuf keeps strings as UTF-8: the entity id / frame / fix name
+            expected = b"seabed" if topic.endswith("environment") else name.encode()  # single_auv: no waves
+            assert expected in payload  # protobuf keeps strings as UTF-8: the entity id / frame / fix name
         assert f"{name}/base_link".encode() in base64.b64decode(got["first"]["/lotusim/console/tf"])
         assert advertised["/lotusim/console/fleet"][1] == "json" and {"login", "command"} <= set(got["services"])
         assert lat == pytest.approx(48.3, abs=0.01), "the map origin is the scenario's world.origin, not 0, 0"

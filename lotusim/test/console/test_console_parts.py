@@ -219,3 +219,29 @@ def test_a_controller_status_is_read_by_the_names_of_its_layout_label():
     assert labelled(msg) == {"stamp_s": 12.5, "index": 2.0, "count": 4.0, "distance_m": 31.25, "cross_track_m": 0.5,
                              "done": 0.0}  # fmt: skip
     assert labelled(Float64MultiArray(data=[1.0, 2.0])) == {"v0": 1.0, "v1": 2.0}
+
+
+def test_the_sea_surface_drawn_is_the_waves_elevation_and_the_seabed_the_bathymetry():
+    from lotusim_core.console import environment_view as ev
+    from lotusim_core.console.scene import stamp as scene_stamp
+    from lotusim_env.environment import build_environment
+
+    fleet = np.array([[0.0, 0.0, 0.0], [300.0, 100.0, -10.0]])
+    x, y = ev.grid_around(fleet, nodes=41)
+    assert (x.min(), x.max()) == (pytest.approx(-60.0), pytest.approx(360.0))  # the wider side plus the margins
+    assert y.min() == pytest.approx(50.0 - 210.0) and x.shape == (41, 41)
+    triangles = ev.grid_triangles(3)
+    assert len(triangles) == 2 * 2 * 2 * 3 and triangles[:6] == [0, 3, 1, 1, 3, 4]
+    # a regular wave from the west (travelling east): eta = a cos(k x - w t), deep water k = w^2 / g (Airy)
+    env = build_environment({
+        "waves": {"model": "regular", "height_m": 2.0, "period_s": 8.0, "from_deg": 270.0, "ramp_time_s": 0.0},
+        "bathymetry": {"model": "flat", "depth_m": 1000.0},  # deep water for a 100 m wave (kh = 63)
+    })  # fmt: skip
+    w = 2.0 * math.pi / 8.0
+    k = w * w / 9.81  # the physics' g (lotusim_env.waves.GRAVITY_MPS2)
+    eta = ev.surface_heights(env, 3.0, x, y)
+    np.testing.assert_allclose(eta, 1.0 * np.cos(k * x - w * 3.0), atol=1e-6)
+    stamp = scene_stamp(3.0)
+    assert ev.sea_surface(env, 3.0, x, y, stamp) is not None
+    assert b"seabed" in ev.seabed(env, x, y, stamp).encode()
+    assert ev.sea_surface(build_environment({}), 3.0, x, y, stamp) is None  # calm: nothing to draw
