@@ -7,6 +7,7 @@ their status only while subscribed start and stop with it.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from std_msgs.msg import Float64MultiArray
@@ -32,24 +33,34 @@ class ControllerWatch:
         self.until: dict[str, float] = {}
         self.subscriptions: dict[str, list] = {}
         self.status: dict[str, dict[str, dict[str, float]]] = {}
+        self._lock = threading.Lock()  # watch() comes from the Foxglove server's threads
 
     def watch(self, name: str) -> None:
         """Watch `name` for WATCH_S more seconds (its subscriptions made on the node's thread: `refresh`)."""
-        if name in self.until or len(self.until) < MAX_WATCHED:
-            self.until[name] = time.monotonic() + WATCH_S
+        with self._lock:
+            if name in self.until or len(self.until) < MAX_WATCHED:
+                self.until[name] = time.monotonic() + WATCH_S
 
     def refresh(self) -> dict[str, dict[str, dict[str, float]]]:
         """Subscribe to newly watched vessels, drop expired ones; the status of every watched vessel."""
         now = time.monotonic()
-        for name, until in list(self.until.items()):
+        with self._lock:
+            watched = dict(self.until)
+        for name, until in watched.items():
             if until < now:
-                del self.until[name]
-                for sub in self.subscriptions.pop(name, []):
-                    self.node.destroy_subscription(sub)
-                self.status.pop(name, None)
+                self._drop_if_expired(name, now)
             elif name not in self.subscriptions:
                 self.subscriptions[name] = [self._subscribe(name, kind, topic) for kind, topic in STATUS_TOPICS.items()]
-        return {name: self.status[name] for name in self.until if self.status.get(name)}
+        return {name: self.status[name] for name in watched if name in self.subscriptions and self.status.get(name)}
+
+    def _drop_if_expired(self, name: str, now: float) -> None:
+        with self._lock:
+            if self.until.get(name, now) >= now:  # watched again meanwhile
+                return
+            del self.until[name]
+        for sub in self.subscriptions.pop(name, []):
+            self.node.destroy_subscription(sub)
+        self.status.pop(name, None)
 
     def _subscribe(self, name: str, kind: str, topic: str):
         def on_status(msg: Float64MultiArray) -> None:

@@ -9,8 +9,10 @@ command, accepted or refused, is one entry of the audit log, shown to every clie
 
 from __future__ import annotations
 
+import functools
 import hmac
 import re
+import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -18,6 +20,17 @@ from dataclasses import asdict, dataclass
 ROLES = ("spectator", "operator")
 NAME_RE = re.compile(r"^[\w .@-]{1,40}$")
 AUDIT_KEPT = 200
+
+
+def _locked(method):
+    """The method under the instance's lock: the Foxglove server's threads and the node's thread share it."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class LoginError(ValueError):
@@ -50,7 +63,9 @@ class Operators:
         self.token = token
         self.clients: dict[int, Operator] = {}
         self.revision = 0  # +1 at every change (the console republishes the listing then)
+        self._lock = threading.RLock()
 
+    @_locked
     def seen(self, client_id: int) -> Operator:
         """A client that subscribed or called: known, or a new spectator named guest-<id>."""
         if client_id not in self.clients:
@@ -58,10 +73,12 @@ class Operators:
             self.revision += 1
         return self.clients[client_id]
 
+    @_locked
     def left(self, client_id: int) -> None:
         if self.clients.pop(client_id, None) is not None:
             self.revision += 1
 
+    @_locked
     def login(self, client_id: int, name: object, role: object, token: object = None) -> Operator:
         if not isinstance(name, str) or not NAME_RE.match(name.strip()):
             raise LoginError("login: name: 1 to 40 letters, digits, spaces or . @ - _")
@@ -74,6 +91,7 @@ class Operators:
         self.revision += 1
         return operator
 
+    @_locked
     def commander(self, client_id: int) -> Operator:
         """The operator behind a command; raises LoginError for a spectator."""
         operator = self.seen(client_id)
@@ -81,6 +99,7 @@ class Operators:
             raise LoginError(f"{operator.name} is a spectator: log in as an operator to command")
         return operator
 
+    @_locked
     def listing(self) -> list[dict]:
         return [
             {"id": o.client_id, "name": o.name, "role": o.role, "since": round(o.since_wall_s, 1)}
@@ -98,12 +117,15 @@ class AuditLog:
     def __init__(self) -> None:
         self.entries: deque[AuditEntry] = deque(maxlen=AUDIT_KEPT)
         self.seq = 0
+        self._lock = threading.Lock()
 
+    @_locked
     def add(self, operator: str, command: str, ok: bool, message: str, sim_time_s: float) -> AuditEntry:
         self.seq += 1
         entry = AuditEntry(self.seq, time.time(), round(sim_time_s, 3), operator, command, ok, message)
         self.entries.append(entry)
         return entry
 
+    @_locked
     def recent(self, count: int = 50) -> list[dict]:
         return [asdict(e) for e in list(self.entries)[-count:]]

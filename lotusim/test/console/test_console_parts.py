@@ -245,3 +245,40 @@ def test_the_sea_surface_drawn_is_the_waves_elevation_and_the_seabed_the_bathyme
     assert ev.sea_surface(env, 3.0, x, y, stamp) is not None
     assert b"seabed" in ev.seabed(env, x, y, stamp).encode()
     assert ev.sea_surface(build_environment({}), 3.0, x, y, stamp) is None  # calm: nothing to draw
+
+
+def test_a_watch_subscribes_once_and_ends_with_its_last_renewal(monkeypatch):
+    from lotusim_core.console import controller_watch as cw
+
+    class Recorder:  # the two node calls the watch makes, recorded
+        def __init__(self) -> None:
+            self.made, self.destroyed = [], []
+
+        def create_subscription(self, _type, topic, callback, _depth):
+            self.made.append((topic, callback))
+            return topic
+
+        def destroy_subscription(self, subscription) -> None:
+            self.destroyed.append(subscription)
+
+    clock = [100.0]
+    monkeypatch.setattr(cw.time, "monotonic", lambda: clock[0])
+    node = Recorder()
+    watch = cw.ControllerWatch(node)
+    watch.watch("wamv_1")
+    assert watch.refresh() == {} and [t for t, _ in node.made] == [
+        "/wamv_1/waypoints/status", "/wamv_1/autopilot/status", "/wamv_1/station_keeper/status"
+    ]  # fmt: skip
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+    status = Float64MultiArray(data=[1.0, 2.0])
+    status.layout.dim = [MultiArrayDimension(label="stamp_s,index", size=2)]
+    node.made[0][1](status)
+    clock[0] += cw.WATCH_S - 1.0
+    watch.watch("wamv_1")  # renewed before it ends
+    assert watch.refresh() == {"wamv_1": {"waypoints": {"stamp_s": 1.0, "index": 2.0}}} and len(node.made) == 3
+    clock[0] += cw.WATCH_S + 0.1
+    assert watch.refresh() == {} and len(node.destroyed) == 3
+    for k in range(cw.MAX_WATCHED + 5):
+        watch.watch(f"v{k}")
+    assert len(watch.until) == cw.MAX_WATCHED
