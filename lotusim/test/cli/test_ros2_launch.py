@@ -195,6 +195,8 @@ def test_every_vessel_is_spawned_on_a_cold_start(launched, record_property):
     assert up and int(up[1]) == len(launched.plan.dynamics_nodes), launched.tail()
     assert _listed_vessels(launched.env) == vessels
     record_property("spawned_after_s", launched.timings["spawned"])
+    if "console:=true" in CASES[launched.case][1]:
+        _the_console_shows_the_fleet(launched)
 
 
 def test_ros2_topic_echo_and_hz_answer_on_a_vessels_odometry(launched):
@@ -216,9 +218,8 @@ def test_ros2_topic_echo_and_hz_answer_on_a_vessels_odometry(launched):
     launched.timings["odom_hz"] = rates[-1]
 
 
-def test_the_console_started_by_the_launch_argument_shows_the_fleet(launched):
-    if "console:=true" not in CASES[launched.case][1]:
-        pytest.skip("this case runs without the console")
+def _the_console_shows_the_fleet(launched) -> None:
+    """The console started by `console:=true`: its page shows the launched fleet (headless Chromium)."""
     from browser_probe import chromium_or_skip, wait_for_fleet
 
     sync_api, chromium = chromium_or_skip(module_level=False)
