@@ -16,7 +16,7 @@ BENCH = Path(__file__).resolve().parents[3] / "bench"
 # script -> (small arguments, a line its output must hold); every script of bench/ must be listed
 SMOKE = {
     "bench_console.py": (
-        ["--scenario", "single_auv", "--clients", "1", "--seconds", "2", "--no-baseline"],
+        ["--scenario", "single_auv", "--clients", "1", "--seconds", "1", "--no-baseline"],
         "console cost per update",
     ),
     "bench_dynamics.py": (["--vessels", "1,10"], "vessels"),

@@ -44,7 +44,7 @@ ONE_SHOT = (
     "lotusim current-profile --model ekman --lat 47 --wind-speed 10 --wind-dir 0 --depths 0:200:1 --plot ekman.png",
     "lotusim current-eval",
     "lotusim bench dynamics",
-    "lotusim bench fleet --mode fast",
+    "lotusim bench fleet --mode fast --vessels 1,1000",
 )
 # Simulations that run until Ctrl-C.
 UNTIL_INTERRUPTED = ("lotusim run single_auv", "lotusim run mixed_fleet_brest --console")
