@@ -14,7 +14,7 @@ demo: bootstrap
 	@. ./env.sh && lotusim demo
 
 test: bootstrap
-	@. ./env.sh && python -m pytest
+	@. ./env.sh && python tools/clean_shm.py && python -m pytest
 
 lint: bootstrap
 	@. ./env.sh && ruff check lotusim bench tools && ruff format --check lotusim bench tools && lint-imports --no-cache
