@@ -14,7 +14,7 @@ demo: bootstrap
 	@. ./env.sh && lotusim demo
 
 test: bootstrap
-	@. ./env.sh && python tools/clean_shm.py && python -m pytest
+	@. ./env.sh && python -m lotusim_core.ros.shared_memory && python -m pytest
 
 lint: bootstrap
 	@. ./env.sh && ruff check lotusim bench tools && ruff format --check lotusim bench tools && lint-imports --no-cache

@@ -9,14 +9,12 @@ machine never share a domain.
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import os
 import signal
 import tempfile
 import time
 import uuid
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -96,15 +94,6 @@ def own_domain_env():
 KEEP = "LOTUSIM_TEST_KEEP"  # in a subprocess environment: a module-scoped fixture ends it, not each test
 
 
-def _clean_shm() -> None:
-    """Remove the Fast DDS shared-memory files no process uses (tools/clean_shm.py)."""
-    path = Path(__file__).resolve().parents[2] / "tools" / "clean_shm.py"
-    spec = importlib.util.spec_from_file_location("clean_shm", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main()
-
-
 def _marked_processes() -> list[int]:
     """The live processes other than this one that carry this test run's mark in their environment (and not
     KEEP=1)."""
@@ -149,7 +138,9 @@ def kill_what_the_test_left(request):
                 names.append(f"{pid}: {command[:120]}")
         time.sleep(0.05)
     if names:  # one killed while creating a shared-memory port would leave every later node waiting for it
-        _clean_shm()
+        from lotusim_core.ros import shared_memory
+
+        shared_memory.remove_unused()
     daemons = [n for n in names if "ros2cli.daemon" in n]
     others = [n for n in names if n not in daemons]
     if others:

@@ -152,7 +152,7 @@ def run_scenario(
     import rclpy
     from rclpy.serialization import deserialize_message
 
-    from lotusim_core.ros import spin
+    from lotusim_core.ros import shared_memory, spin
     from lotusim_core.ros.fleet_client import FleetClient
     from lotusim_core.ros.node_runner import STOP, install_stop_signals, make_executor
     from lotusim_core.sim import launch_plan, run_clock
@@ -178,6 +178,7 @@ def run_scenario(
         flush=True,
     )
     install_stop_signals()
+    shared_memory.main()  # a node killed while creating a shared-memory port would stall every new node
     context = rclpy.Context()
     rclpy.init(context=context)
     node = rclpy.create_node("lotusim_run", context=context)  # wall time: no /clock subscription (run_clock)

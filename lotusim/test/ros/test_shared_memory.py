@@ -1,24 +1,17 @@
-"""tools/clean_shm.py removes the Fast DDS shared-memory files that no process uses, and only those."""
+"""lotusim_core.ros.shared_memory removes the Fast DDS shared-memory files that no process uses, and only those."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import uuid
 from pathlib import Path
 
 import pytest
 
+from lotusim_core.ros import shared_memory
+
 SHM = Path("/dev/shm")
 pytestmark = pytest.mark.skipif(not SHM.is_dir(), reason="no /dev/shm")
-
-
-def _tool():
-    path = Path(__file__).resolve().parents[3] / "tools" / "clean_shm.py"
-    spec = importlib.util.spec_from_file_location("clean_shm", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_unused_files_go_and_files_in_use_stay(capsys):
@@ -28,7 +21,7 @@ def test_unused_files_go_and_files_in_use_stay(capsys):
         path.write_bytes(b"x")
     fd = os.open(held, os.O_RDONLY)  # in use by this process
     try:
-        _tool().main()
+        shared_memory.main()
         assert not unused.exists() and held.exists() and other.exists()
         assert "removed" in capsys.readouterr().out
     finally:

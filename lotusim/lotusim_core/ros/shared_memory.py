@@ -1,11 +1,11 @@
-"""Remove Fast DDS shared-memory files that no running process uses (what `fastdds shm clean` does, for the PyPI
-wheels, which do not ship that tool).
+"""Fast DDS shared-memory files that no running process uses, removed (what `fastdds shm clean` does; the PyPI
+wheels do not ship that tool). `python -m lotusim_core.ros.shared_memory` from a shell.
 
 Fast DDS keeps one file per shared-memory port and participant in /dev/shm (fastdds_*, sem.fastdds_*). A process
 killed while it was creating one leaves a segment that is never marked initialised, and every later participant
 that needs the same port waits for it forever, inside rclpy's Node() (seen: a SIGKILL at the wrong moment, then
-no node of any ROS domain could start). .ci/run and `make test` run this first; it only removes files that no
-process has open or mapped.
+no node of any ROS domain could start). `lotusim run` and `make test` remove them first, and the tests after killing
+a test's leftover processes; only files that no process has open or mapped are removed.
 """
 
 from __future__ import annotations
@@ -36,18 +36,26 @@ def in_use() -> set[str]:
     return used
 
 
-def main() -> int:
+def remove_unused() -> int:
+    """Remove the Fast DDS files of /dev/shm that no process uses; the number removed."""
     if not SHM.is_dir():
         return 0
     used = in_use()
-    stale = [p for p in SHM.iterdir() if p.name.startswith(("fastdds_", "sem.fastdds_")) and str(p) not in used]
-    for path in stale:
-        try:
-            path.unlink()
-        except OSError as exc:
-            print(f"clean_shm: {path}: {exc}", file=sys.stderr)
-    if stale:
-        print(f"clean_shm: removed {len(stale)} unused Fast DDS shared-memory files from {SHM}")
+    removed = 0
+    for path in SHM.iterdir():
+        if path.name.startswith(("fastdds_", "sem.fastdds_")) and str(path) not in used:
+            try:
+                path.unlink()
+                removed += 1
+            except OSError as exc:  # another user's, or gone meanwhile
+                print(f"shared_memory: {path}: {exc}", file=sys.stderr)
+    return removed
+
+
+def main() -> int:
+    removed = remove_unused()
+    if removed:
+        print(f"lotusim: removed {removed} unused Fast DDS shared-memory files from {SHM}")
     return 0
 
 
