@@ -226,15 +226,19 @@ BLUEROV2 = Plan(
 _KAYAK_TAU = 0.7 * 2.0 * (36.36 + 27.56)
 KAYAK_SPIN_RAD_S = (-200.2944 + math.sqrt(200.2944**2 + 4.0 * 18.5319 * _KAYAK_TAU)) / (2.0 * 18.5319)
 _SURFACE_LEVELS = (("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0))
+# the two surface vessels' manoeuvres (differential thrust: no rudder angle), their published figures apart
+_SURFACE_PLAN = {
+    "speed_levels": _SURFACE_LEVELS,
+    "turn_angle_deg": 0.0,
+    "zigzag_pairs": ((0.0, 10.0), (0.0, 20.0)),
+    "step_levels": (0.5, 1.0),
+    "speed_s": 40.0,
+    "approach_s": 20.0,
+    "turn_s": 60.0,
+    "zigzag_s": 40.0,
+}
 WAMV = Plan(
-    speed_levels=_SURFACE_LEVELS,
-    turn_angle_deg=0.0,
-    zigzag_pairs=((0.0, 10.0), (0.0, 20.0)),
-    step_levels=(0.5, 1.0),
-    speed_s=40.0,
-    approach_s=20.0,
-    turn_s=60.0,
-    zigzag_s=40.0,
+    **_SURFACE_PLAN,
     published=(
         Published(
             "speed", "100 %", "u_mps", 2.26, 0.03,
@@ -256,14 +260,7 @@ WAMV = Plan(
     ),
 )  # fmt: skip
 KAYAK = Plan(
-    speed_levels=_SURFACE_LEVELS,
-    turn_angle_deg=0.0,
-    zigzag_pairs=((0.0, 10.0), (0.0, 20.0)),
-    step_levels=(0.5, 1.0),
-    speed_s=40.0,
-    approach_s=20.0,
-    turn_s=60.0,
-    zigzag_s=40.0,
+    **_SURFACE_PLAN,
     published=(
         Published(
             "speed", "100 %", "u_mps", 1.68, 0.03,
