@@ -142,6 +142,8 @@ LEAF_RANGES: dict[str, tuple[float, float, str]] = {
     "height_m": (0.0, 30.0, "regular wave: height H = 2a, crest to trough (m)"),
     "period_s": (0.1, 60.0, "regular wave: period T = 2π/ω (s)"),
     "ramp_time_s": (0.0, 3600.0, "waves: start-up ramp time constant τ, r = 1 − exp(−t/τ) (s)"),
+    "w20_mps": (0.0, 100.0, "wind.turbulence: wind speed at 20 ft setting the Dryden intensities (m/s)"),
+    "roughness_m": (1e-6, 5.0, "wind.profile: roughness length z0 of the log profile (m)"),
 }
 INTEGER_LEAVES = {"seed", "frequencies", "directions"}
 

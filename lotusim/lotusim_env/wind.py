@@ -17,6 +17,15 @@ pattern is carried downwind at the mean speed, so a point s metres downwind sees
 
 (ê_across is ê_along turned 90° anticlockwise, to the left of the wind.) With U_mean = 0 there is no
 advection and gusts are uniform in space.
+
+Wind at altitude (for drones). The mean wind above 10 m follows the logarithmic profile of the neutral surface
+layer, the form MIL-F-8785C gives for wind shear [MILF8785C; MathWorksDryden2024], referred to 10 m:
+
+    U(h) = U10 · ln(h/z0) / ln(10/z0)   for h > 10 m,   U10 at and below 10 m
+
+with z0 the roughness length (default 0.0002 m, open sea [WMO2008]). Points at or below 10 m (every surface
+vessel's reference point) take exactly the 10 m wind, so surface vessels' wind loads are unchanged. Optional
+Dryden turbulence (lotusim_env.dryden, MIL-F-8785C low altitude) is added on top, in three dimensions.
 """
 
 from __future__ import annotations
@@ -26,8 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from lotusim_env.config import ConfigError, check_keys, get_float, get_vector
+from lotusim_env.config import ConfigError, check_keys, derive_seed, get_choice, get_float, get_int, get_vector, section
+from lotusim_env.dryden import W20_BY_INTENSITY_MPS, W20_HEIGHT_M, DrydenTurbulence
 from lotusim_env.gauss_markov import OrnsteinUhlenbeck
+
+REFERENCE_HEIGHT_M = 10.0  # the height of the configured wind (and of surface vessels' wind loads)
+SEA_ROUGHNESS_M = 0.0002  # roughness length z0 of the open sea (WMO 2008, Part I ch. 5, Davenport–Wieringa class 1)
 
 
 def towards_enu(speed_mps: float, from_deg: float) -> np.ndarray:
@@ -57,23 +70,53 @@ def parse_mean_wind(config: Mapping[str, Any], key: str, prefix: str = "") -> np
     return towards_enu(speed, direction)
 
 
-class WindField:
-    """10 m wind (ENU, m/s, horizontal: the up component is 0) at N points, mean + seeded advected gusts."""
+class LogProfile:
+    """Mean wind speed ratio U(h)/U10 = ln(max(h, 10)/z0)/ln(10/z0) (module docstring); z0 = None: uniform."""
 
-    def __init__(self, mean_enu: np.ndarray, gusts: OrnsteinUhlenbeck | None = None, advect: bool = True) -> None:
+    def __init__(self, roughness_m: float | None = SEA_ROUGHNESS_M) -> None:
+        self.roughness_m = roughness_m
+
+    def factor(self, height_m: np.ndarray, clamp: bool = True) -> np.ndarray:
+        """U(h)/U10 at heights (m); clamp=False also below 10 m (for W20 at 20 ft)."""
+        h = np.asarray(height_m, dtype=float)
+        if self.roughness_m is None:
+            return np.ones_like(h)
+        h = np.maximum(h, REFERENCE_HEIGHT_M) if clamp else np.maximum(h, self.roughness_m)
+        return np.log(h / self.roughness_m) / np.log(REFERENCE_HEIGHT_M / self.roughness_m)
+
+
+class WindField:
+    """Wind (ENU, m/s) at N points: the 10 m mean with its height profile, seeded advected gusts (horizontal)
+    and optional Dryden turbulence (3-D)."""
+
+    def __init__(
+        self,
+        mean_enu: np.ndarray,
+        gusts: OrnsteinUhlenbeck | None = None,
+        advect: bool = True,
+        profile: LogProfile | None = None,
+        turbulence: DrydenTurbulence | None = None,
+    ) -> None:
         self.mean_enu = np.asarray(mean_enu, dtype=float)[:2]
         self.speed_mps = float(np.hypot(*self.mean_enu))
         self.from_deg = from_deg_of(self.mean_enu) if self.speed_mps > 0 else 0.0
         self.gusts = gusts
         self.advect = advect and self.speed_mps > 0
+        self.profile = profile if profile is not None else LogProfile()
+        self.turbulence = turbulence
         self._along = towards_enu(1.0, self.from_deg)
         self._across = np.array([-self._along[1], self._along[0]])
 
     def velocity_enu(self, t_s: float, points_enu: np.ndarray) -> np.ndarray:
-        """Wind (N x 3, m/s, ENU, up = 0) at N points (N x 3, ENU m) at sim time t_s (s)."""
+        """Wind (N x 3, m/s, ENU) at N points (N x 3, ENU m) at sim time t_s (s); up = 0 without turbulence."""
         points = np.asarray(points_enu, dtype=float).reshape(-1, 3)
         out = np.zeros((points.shape[0], 3))
         out[:, :2] = self.mean_enu
+        aloft = points[:, 2] > REFERENCE_HEIGHT_M
+        if np.any(aloft) and self.speed_mps > 0:
+            out[aloft, :2] = self.mean_enu * self.profile.factor(points[aloft, 2])[:, None]
+        if self.turbulence is not None:
+            out += self.turbulence.velocity_enu(t_s, points)
         if self.gusts is None:
             return out
         if self.advect:
@@ -95,7 +138,56 @@ WIND_KEYS = (
     "time_step_s",
     "spatial_phase",
     "seed",
+    "profile",
+    "turbulence",
 )
+PROFILE_KEYS = ("model", "roughness_m")
+TURBULENCE_KEYS = ("model", "intensity", "w20_mps", "seed")
+
+
+def build_profile(config: object, key: str) -> LogProfile:
+    """The mean wind's height profile from `wind.profile` ({model: log | uniform, roughness_m}; default log)."""
+    cfg = section(config, key)
+    check_keys(cfg, PROFILE_KEYS, key)
+    model = get_choice(cfg, "model", key, ("log", "uniform"), "log")
+    if model == "uniform":
+        if "roughness_m" in cfg:
+            raise ConfigError(f"{key}.roughness_m: only for model log (a uniform wind has no roughness)")
+        return LogProfile(None)
+    return LogProfile(
+        get_float(cfg, "roughness_m", key, SEA_ROUGHNESS_M, minimum=0.0, strict_minimum=True, maximum=5.0)
+    )
+
+
+def build_turbulence(
+    config: object, key: str, root_seed: int, mean_enu: np.ndarray, profile: LogProfile
+) -> DrydenTurbulence | None:
+    """Dryden turbulence from `wind.turbulence` ({model: dryden | none, intensity | w20_mps, seed}); W20 defaults to
+    the mean wind at 20 ft."""
+    cfg = section(config, key)
+    check_keys(cfg, TURBULENCE_KEYS, key)
+    if not cfg:
+        return None
+    if "model" not in cfg:
+        raise ConfigError(f"{key}.model: required (dryden or none)")
+    if get_choice(cfg, "model", key, ("dryden", "none"), "none") == "none":
+        if len(cfg) > 1:
+            raise ConfigError(f"{key}: model none takes no other key, got {', '.join(sorted(set(cfg) - {'model'}))}")
+        return None
+    if "intensity" in cfg and "w20_mps" in cfg:
+        raise ConfigError(f"{key}.w20_mps: give intensity or w20_mps, not both")
+    speed = float(np.hypot(*mean_enu))
+    if speed <= 0.0:
+        raise ConfigError(
+            f"{key}: Dryden turbulence is carried by the mean wind (Taylor's frozen turbulence); set wind.speed_mps > 0"
+        )
+    if "intensity" in cfg:
+        w20 = W20_BY_INTENSITY_MPS[get_choice(cfg, "intensity", key, tuple(W20_BY_INTENSITY_MPS), "light")]
+    else:
+        default = speed * float(profile.factor(W20_HEIGHT_M, clamp=False))
+        w20 = get_float(cfg, "w20_mps", key, default, minimum=0.0, maximum=100.0)
+    seed = derive_seed(get_int(cfg, "seed", key, root_seed), key)
+    return DrydenTurbulence(w20, mean_enu / speed, lambda h: speed * profile.factor(h), seed)
 
 
 def build_wind(config: Mapping[str, Any], key: str, seed: np.random.SeedSequence) -> WindField:
@@ -109,9 +201,11 @@ def build_wind(config: Mapping[str, Any], key: str, seed: np.random.SeedSequence
     advect = config.get("spatial_phase", True)
     if not isinstance(advect, bool):
         raise ConfigError(f"{key}.spatial_phase: expected true or false, got {advect!r}")
+    profile = build_profile(config.get("profile"), f"{key}.profile")
+    turbulence = build_turbulence(config.get("turbulence"), f"{key}.turbulence", int(seed.entropy), mean, profile)
     gusts = None
     if std_along > 0 or std_across > 0:
         mu = 1.0 / tau
         sigma = np.array([std_along, std_across]) * np.sqrt(2.0 * mu)  # stationary std K = σ/√(2μ)
         gusts = OrnsteinUhlenbeck(np.zeros(2), np.full(2, mu), sigma, step, seed, initial="stationary")
-    return WindField(mean, gusts, advect)
+    return WindField(mean, gusts, advect, profile, turbulence)
