@@ -60,7 +60,7 @@ LEVEL_RATIO = float(np.sqrt(2.0))
 LEVELS_M = LEVEL_BASE_M * LEVEL_RATIO ** np.arange(11)  # 10, 14.1, 20, ..., 320 m
 STEP = 0.01  # grid step Δ in η = distance / L (part of the definition of the series)
 BLOCK_STEPS = 1024  # grid steps per noise block (part of the definition of the series)
-_CACHED_BLOCKS = 64  # blocks of output kept per filter (states at block starts are always kept)
+_CACHED_BLOCKS = 256  # blocks of output kept per filter (2 MB; states at block starts are always kept)
 
 
 def low_altitude_scales(height_m: np.ndarray, w20_mps: float) -> tuple[np.ndarray, np.ndarray]:
