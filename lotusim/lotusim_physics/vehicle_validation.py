@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_physics import manoeuvres as M
 
@@ -284,12 +286,169 @@ KAYAK = Plan(
     ),
 )  # fmt: skip
 
+# --- ships (docs/vehicles.md "Ships") ------------------------------------------------------------------------
+# DTMB 5415: LOTUSim's xdyn model ([Buche2025] dtmb-xdyn.yml): two Wageningen B5-58 propellers (P/D 0.79, D 6.15 m,
+# w 0.15, t 0.12) against its tabulated resistance; its steady speed at a shaft speed n solves
+# 2 (1 - t) rho n^2 D^4 K_T(J) = R(u), J = u (1 - w) / (n D), K_T of [Bernitsas1981]. Solved from the source data
+# in lotusim/test/physics/test_ships.py (test_xdyn_dtmb_speed_figures), which checks these numbers.
+DTMB_RAD_S_MAX = 20.0
+XDYN_DTMB_SPEED = {10.0: 8.722, 15.0: 12.722, 20.0: 15.766}  # rad/s -> m/s
+XDYN_DTMB_THRUST_POINT = (11.5787, 10.069)  # rad/s giving the table's 4.762e5 N at 10.069 m/s with K_T(J)
+_XDYN_SPEED_SOURCE = (
+    "[Buche2025] dtmb-xdyn.yml: two B5-58 propellers (P/D 0.79, w 0.15, t 0.12) on its resistance table, "
+    "K_T(J) of [Bernitsas1981]: u = {u} m/s at {n} rad/s"
+)
+_XDYN_TOL = "the resistance fit (d2 u^2) and the constant effective K_T trade +-13 % in R for a few % in speed; 3 %"
+DTMB5415 = Plan(
+    speed_levels=(
+        ("10 rad/s", 10.0 / DTMB_RAD_S_MAX),
+        ("xdyn thrust 4.762e5 N", XDYN_DTMB_THRUST_POINT[0] / DTMB_RAD_S_MAX),
+        ("15 rad/s", 15.0 / DTMB_RAD_S_MAX),
+        ("20 rad/s", 1.0),
+    ),
+    turn_angle_deg=(35.0, 20.0),
+    turn_level=XDYN_DTMB_THRUST_POINT[0] / DTMB_RAD_S_MAX,
+    turn_s=700.0,
+    approach_s=600.0,
+    zigzag_pairs=((10.0, 10.0), (20.0, 20.0)),
+    zigzag_s=600.0,
+    step_levels=(),
+    speed_s=1500.0,
+    published=(
+        Published(
+            "speed", "xdyn thrust 4.762e5 N", "u_mps", XDYN_DTMB_THRUST_POINT[1], 0.02,
+            "[Buche2025] dtmb-xdyn.yml resistance table: 4.762e5 N at 10.069 m/s; the shaft speed gives that thrust "
+            "with the file's effective K_T",
+            "published model (tabulated resistance)", "the fit's -0.8 % at this speed plus our air drag; 2 %",
+        ),
+        Published(
+            "speed", "10 rad/s", "u_mps", XDYN_DTMB_SPEED[10.0], 0.03, _XDYN_SPEED_SOURCE.format(u=8.722, n=10),
+            "derived from a published model", _XDYN_TOL,
+        ),
+        Published(
+            "speed", "15 rad/s", "u_mps", XDYN_DTMB_SPEED[15.0], 0.03, _XDYN_SPEED_SOURCE.format(u=12.722, n=15),
+            "derived from a published model", _XDYN_TOL,
+        ),
+        Published(
+            "speed", "20 rad/s", "u_mps", XDYN_DTMB_SPEED[20.0], 0.03, _XDYN_SPEED_SOURCE.format(u=15.766, n=20),
+            "derived from a published model", _XDYN_TOL,
+            known_gap=(
+                "above 13 m/s the 5415's wave-making resistance grows faster than u^2 (the table: 2.06e6 N at 15.3 "
+                "m/s, our d2 u^2 1.09e6 N): linear + quadratic surge damping cannot follow it (a tabulated "
+                "resistance term would); the file fits the curve up to 25 kn"
+            ),
+        ),
+    ),
+)  # fmt: skip
+
+
+def norrbin_turn_diameter(u_mps: float, k: float, n3: float, rudder_deg: float) -> float:
+    """Steady turning diameter 2 U / r (m) of Norrbin's model T r_dot + n3 r^3 + r = K delta at constant U."""
+    roots = np.roots([n3, 0.0, 1.0, -k * math.radians(rudder_deg)])
+    r = float(max(x.real for x in roots if abs(x.imag) < 1e-12))
+    return 2.0 * u_mps / r
+
+
+# PVS frigate ([PVS2025] frigate.py, Van Amerongen's model [VanAmerongen1982]): L 100 m; at U = 9 m/s K 0.18 1/s,
+# n3 0.6 s^2/rad^2. Its steady turns as a fraction of its length, on the FREMM's 142 m (the same class of hull;
+# the FREMM turns from an approach that has reached ~9 m/s and loses speed in the turn, the Norrbin model does not).
+FRIGATE_L_M, FREMM_L_M = 100.0, 142.0
+FRIGATE_TURN_20 = norrbin_turn_diameter(9.0, 0.18, 0.6, 20.0) / FRIGATE_L_M * FREMM_L_M
+FRIGATE_TURN_30 = norrbin_turn_diameter(9.0, 0.18, 0.6, 30.0) / FRIGATE_L_M * FREMM_L_M
+_FRIGATE_SOURCE = (
+    "[PVS2025] frigate.py (Norrbin model of [VanAmerongen1982], L 100 m): at 9 m/s, n3 r^3 + r = K delta, K 0.18, "
+    "n3 0.6, rudder {a} deg: D = 2U / r = {d:.2f} L, times the FREMM's 142 m"
+)
+_FRIGATE_TOL = (
+    "another frigate (100 m) with a constant-speed model against a Clarke-1983 model of the FREMM: a turning "
+    "diameter in ship lengths within 30 %"
+)
+FREMM_RAD_S_MAX = 30.47
+FREMM_9_MPS_LEVEL = 20.016 / FREMM_RAD_S_MAX  # shaft speed for 9 m/s against the file's resistance and air drag
+FREMM = Plan(
+    speed_levels=(("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0)),
+    turn_angle_deg=(20.0, 30.0),
+    turn_level=FREMM_9_MPS_LEVEL,
+    turn_s=600.0,
+    approach_s=800.0,
+    zigzag_pairs=((10.0, 10.0), (20.0, 20.0)),
+    zigzag_s=600.0,
+    step_levels=(),
+    speed_s=1500.0,
+    published=(
+        Published(
+            "speed", "100 %", "u_mps", 27.0 * 0.514444, 0.03, "[FREMM2015] maximum speed 27 kn",
+            "published top speed (the propulsion is sized for it)", "air drag and rounding of 27 kn; 3 %",
+        ),
+        Published(
+            "turning", "starboard 20 deg", "diameter_m", FRIGATE_TURN_20, 0.30,
+            _FRIGATE_SOURCE.format(a=20, d=FRIGATE_TURN_20 / FREMM_L_M), "derived from a published model",
+            _FRIGATE_TOL,
+        ),
+        Published(
+            "turning", "starboard 30 deg", "diameter_m", FRIGATE_TURN_30, 0.30,
+            _FRIGATE_SOURCE.format(a=30, d=FRIGATE_TURN_30 / FREMM_L_M), "derived from a published model",
+            _FRIGATE_TOL,
+        ),
+    ),
+)  # fmt: skip
+PHA = Plan(
+    speed_levels=(("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0)),
+    turn_angle_deg=(35.0, 20.0),
+    turn_level=1.0,
+    turn_s=800.0,
+    approach_s=800.0,
+    zigzag_pairs=((10.0, 10.0),),
+    zigzag_s=800.0,
+    step_levels=(),
+    speed_s=2000.0,
+    published=(
+        Published(
+            "speed", "100 %", "u_mps", 18.8 * 0.514444, 0.03, "[MistralClass2024] speed 18.8 kn",
+            "published top speed (the propulsion is sized for it)", "air drag on the 640 m^2 front; 3 %",
+        ),
+    ),
+)  # fmt: skip
+# Viknes 830 ([Loe2008]): X_u 50, X_|u|u 135 against F_x 13100 N (full) and 6550 N (half thrust, command 1/sqrt 2);
+# yaw from rest with the rudder force 645 N on 4 m: N_r r + N_rrr r^3 = 2580 N m.
+LOE_SPEED = {1.0: (-50.0 + math.sqrt(50.0**2 + 4 * 135.0 * 13100.0)) / 270.0,
+             0.5: (-50.0 + math.sqrt(50.0**2 + 4 * 135.0 * 6550.0)) / 270.0}  # fmt: skip
+LOE_YAW_RAD_S = float(next(x.real for x in np.roots([3224.0, 0.0, 3224.0, -4.0 * 645.0]) if abs(x.imag) < 1e-12))
+COMMANDO = Plan(
+    speed_levels=(("25 % thrust", 0.5), ("50 % thrust", math.sqrt(0.5)), ("100 %", 1.0)),
+    turn_angle_deg=None,
+    step_levels=(1.0,),
+    speed_s=60.0,
+    published=(
+        Published(
+            "speed", "100 %", "u_mps", LOE_SPEED[1.0], 0.03,
+            "[Loe2008] X_u -50, X_|u|u -135, F_x max 13100 N: 135 u^2 + 50 u = 13100",
+            "derived from a published model", "our air drag (0.7 %) and the thruster stand-in; 3 %",
+        ),
+        Published(
+            "speed", "50 % thrust", "u_mps", LOE_SPEED[0.5], 0.03,
+            "[Loe2008] as above at 6550 N: 135 u^2 + 50 u = 6550", "derived from a published model", "as above",
+        ),
+        Published(
+            "steps", "yaw 1", "steady", math.degrees(LOE_YAW_RAD_S), 0.03,
+            "[Loe2008] N_r -3224, N_rrr -3224, rudder force 645 N on 4 m: 3224 r + 3224 r^3 = 2580",
+            "derived from a published model",
+            "exact at this rate by construction of N_|r|r (the cubic term is not expressible): checks the lever "
+            "and the thruster stand-in; 3 %",
+        ),
+    ),
+)  # fmt: skip
+
 PLANS: dict[str, Plan] = {
     "remus100": REMUS,
     "lrauv": LRAUV,
     "bluerov2_heavy": BLUEROV2,
     "wamv": WAMV,
     "kayak_usv": KAYAK,
+    "dtmb5415": DTMB5415,
+    "fremm": FREMM,
+    "pha": PHA,
+    "commando_boat": COMMANDO,
 }
 
 

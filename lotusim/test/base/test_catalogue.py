@@ -28,7 +28,8 @@ from lotusim_core.base.catalogue import (
 from lotusim_core.base.vehicle_spec import ThrusterSpec, VehicleSpec
 
 G = 9.81  # m/s^2, as in Prestero 2001 and gtri/scrimmage UUV6DOF.xml
-SHIPPED = {"lrauv", "remus100", "bluerov2_heavy", "wamv", "kayak_usv"}
+SHIPPED = {"lrauv", "remus100", "bluerov2_heavy", "wamv", "kayak_usv", "dtmb5415", "fremm", "pha", "commando_boat"}
+SHIPS = {"dtmb5415", "fremm", "pha", "commando_boat"}  # issue 17's ship models (lotusim/test/physics/test_ships.py)
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,7 @@ def test_describe_models_lists_name_domain_description():
         "bluerov2_heavy": "underwater",
         "wamv": "surface",
         "kayak_usv": "surface",
+        **{ship: "surface" for ship in SHIPS},
     }
     assert all(len(desc) > 20 for _, _, desc in rows)
 
