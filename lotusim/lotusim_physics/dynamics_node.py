@@ -190,6 +190,8 @@ class DynamicsWorker(Node):
         first = self.core.iteration
         for fault in self.core.integrate(k):
             self.get_logger().error(f"vessel frozen: {fault}")
+        for event in self.core.fleet.take_contact_events():  # aerial vehicles' touchdowns and lift-offs
+            self.get_logger().info(str(event))
         self.outputs.after_steps(first, k)
 
     def _maybe_publish_stats(self) -> None:

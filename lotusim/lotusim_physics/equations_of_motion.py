@@ -13,6 +13,13 @@ which, as C_RB is in the linear-velocity-independent form (rigid_body.py), equal
 nu_r_dot = M^-1 (tau - C(nu_r) nu_r - D(nu_r) nu_r - g(eta)) plus nu_c_dot. Kinematics: kinematics.py.
 tau = thrusters (held over a step) + commanded body wrench + fins(nu_r, local flow at each fin, fins.py) + hull
 lift(nu_r) for underwater vehicles with body_lift (body_lift.py) + wind(nu) for surface vessels.
+
+Aerial vehicles (multirotors, rotors.py) fly in air: no added mass, no buoyancy, the damping matrices are body drag
+against the air velocity instead of the water's:
+
+    nu_dot = M_RB^-1 ( tau - C_RB(nu) nu - D(nu_a) nu_a - g(eta) ),   nu_a = nu - [R(q)^T V_wind ; 0 0 0]
+
+tau = rotors (held over a step, rotors.rotor_wrench) + commanded body wrench; g(eta) = weight only.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from lotusim_physics.fins import fin_wrench
 from lotusim_physics.kinematics import quat_derivative, rotation_from_quat
 from lotusim_physics.restoring import restoring_surface, restoring_underwater
 from lotusim_physics.rigid_body import c_rb_times_nu
+from lotusim_physics.rotors import gravity_in_air
 from lotusim_physics.wind_load import wind_load
 
 # LLVM fast-math flags for the compiled kernel: contraction into fused multiply-adds and reassociation let it
@@ -124,10 +132,43 @@ def surface_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
     _derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot, True)
 
 
+@njit(cache=True, fastmath=FASTMATH)
+def aerial_derivative(x, xs, i, prm, tau_thr, xdot):
+    """The derivative of an aerial vehicle (module docstring): rotor wrench tau_thr (6,) and commanded wrench,
+    rigid-body Coriolis, body drag against the air (wind at the vehicle xs[i, X_WIND], NED), weight."""
+    qw, qx, qy, qz = x[3], x[4], x[5], x[6]
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(qw, qx, qy, qz)
+    u, v, w, p, q, r = x[7], x[8], x[9], x[10], x[11], x[12]
+    wn, we, wd = xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2]
+    ua = u - (r0 * wn + r3 * we + r6 * wd)  # nu_a = nu - R^T V_wind
+    va = v - (r1 * wn + r4 * we + r7 * wd)
+    wa = w - (r2 * wn + r5 * we + r8 * wd)
+    c = c_rb_times_nu(prm, u, v, w, p, q, r)
+    d = damping_times_nu_r(prm, ua, va, wa, p, q, r)
+    gv = gravity_in_air(prm, r6, r7, r8)
+    nd = matvec6(
+        prm,
+        L.V_MINV,
+        tau_thr[0] + xs[i, L.X_WRENCH] - c[0] - d[0] - gv[0],
+        tau_thr[1] + xs[i, L.X_WRENCH + 1] - c[1] - d[1] - gv[1],
+        tau_thr[2] + xs[i, L.X_WRENCH + 2] - c[2] - d[2] - gv[2],
+        tau_thr[3] + xs[i, L.X_WRENCH + 3] - c[3] - d[3] - gv[3],
+        tau_thr[4] + xs[i, L.X_WRENCH + 4] - c[4] - d[4] - gv[4],
+        tau_thr[5] + xs[i, L.X_WRENCH + 5] - c[5] - d[5] - gv[5],
+    )
+    xdot[7], xdot[8], xdot[9], xdot[10], xdot[11], xdot[12] = nd
+    xdot[0] = r0 * u + r1 * v + r2 * w
+    xdot[1] = r3 * u + r4 * v + r5 * w
+    xdot[2] = r6 * u + r7 * v + r8 * w
+    xdot[3], xdot[4], xdot[5], xdot[6] = quat_derivative(qw, qx, qy, qz, p, q, r)
+
+
 @njit(cache=True, inline="always")
 def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
-    """xdot (13,) of vessel i whatever its domain (dispatches on prm[V_SURFACE])."""
+    """xdot (13,) of vessel i whatever its domain (dispatches on prm[V_SURFACE], then prm[V_AERIAL])."""
     if prm[L.V_SURFACE] > 0.0:
         surface_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot)
+    elif prm[L.V_AERIAL] > 0.0:
+        aerial_derivative(x, xs, i, prm, tau_thr, xdot)
     else:
         underwater_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot)

@@ -1,4 +1,5 @@
-"""Fault reports of the fleet: which vessel was frozen, when, and why (docs/architecture.md, rule 7)."""
+"""Fault reports of the fleet: which vessel was frozen, when, and why (docs/architecture.md, rule 7); and the
+contact events of aerial vehicles (a touchdown on, or a lift-off from, the surface below them)."""
 
 from __future__ import annotations
 
@@ -26,3 +27,17 @@ class FaultReport:
 
     def __str__(self) -> str:
         return f"vessel '{self.vessel}' frozen at t={self.sim_time_s:.3f} s: {self.reason}"
+
+
+@dataclass(frozen=True)
+class ContactEvent:
+    """An aerial vehicle touched down on (touchdown True) or lifted off (False) the surface below it; sim_time_s is
+    the end of the Fleet.step() call in which it happened (within its `steps` steps)."""
+
+    vessel: str
+    sim_time_s: float
+    touchdown: bool
+
+    def __str__(self) -> str:
+        what = "touched down on the surface" if self.touchdown else "lifted off the surface"
+        return f"vessel '{self.vessel}' {what} by t={self.sim_time_s:.3f} s"

@@ -32,10 +32,13 @@ from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_env.waves import WaveComponents
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
-from lotusim_physics.faults import REASONS, FaultReport
+from lotusim_physics.faults import REASONS, ContactEvent, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
 from lotusim_physics.sea_over_hulls import hull_grid_frd, sea_at_co, sea_over_hulls
 from lotusim_physics.thrusters import UNIT_TO_RPS, decay_factor, t200_curve_array
+
+UNIT_TO_RAD_S = {"rad_s": 1.0, "rpm": 2.0 * math.pi / 60.0, "rps": 2.0 * math.pi}  # rotor commands -> rad/s
+SPIN_SIGN = {"ccw": 1.0, "cw": -1.0}
 
 EnvField = Callable[[float, np.ndarray], np.ndarray]
 # wave sample points of a surface vessel: a grid over its waterplane rectangle (length x beam), WAVE_ROWS across
@@ -122,8 +125,13 @@ def pack_vessel(spec: VehicleSpec, name: str, rho: float, g: float) -> tuple[np.
             row[L.V_AF], row[L.V_AL], row[L.V_LEN] = w.frontal_area_m2, w.lateral_area_m2, w.length_m
             row[L.V_CX], row[L.V_CY], row[L.V_CN] = w.cx, w.cy, w.cn
             row[L.V_RHOAIR] = w.air_density_kgm3
+    elif spec.domain == "aerial":
+        if spec.aerial is None:
+            raise ValueError(f"{where}: an aerial vehicle needs its aerial mapping (contact_height_m)")
+        row[L.V_AERIAL] = 1.0
+        row[L.V_CONTACT_H] = spec.aerial.contact_height_m
     else:
-        raise ValueError(f"{where}: domain must be 'underwater' or 'surface', got {spec.domain!r}")
+        raise ValueError(f"{where}: domain must be 'underwater', 'surface' or 'aerial', got {spec.domain!r}")
     if not np.all(np.isfinite(row)):
         raise ValueError(f"{where}: non-finite parameter")
     return row, _pack_thrusters(spec, where), _pack_fins(spec, where)
@@ -169,7 +177,17 @@ def _pack_thrusters(spec: VehicleSpec, where: str) -> np.ndarray:
         r[L.T_DIR : L.T_DIR + 3] = d / np.linalg.norm(d)
         if t.command_unit not in UNIT_TO_RPS:
             raise ValueError(f"{where}: thruster '{t.name}' command_unit must be one of {sorted(UNIT_TO_RPS)}")
-        if t.model == "quadratic":
+        r[L.T_TO_RPS] = UNIT_TO_RPS[t.command_unit]
+        if t.model == "rotor":
+            if spec.domain != "aerial" or t.command_unit not in UNIT_TO_RAD_S:
+                raise ValueError(f"{where}: thruster '{t.name}': rotors drive aerial vehicles, in rad_s, rpm or rps")
+            r[L.T_MODEL] = L.T_MODEL_ROTOR
+            r[L.T_TO_RPS] = UNIT_TO_RAD_S[t.command_unit]
+            r[L.T_KF], r[L.T_KM] = t.motor_constant, t.moment_constant_m
+            r[L.T_SPIN] = SPIN_SIGN[t.spin]
+            r[L.T_TAU_DOWN] = t.time_constant_down_s
+            r[L.T_CD], r[L.T_CR] = t.rotor_drag_coefficient, t.rolling_moment_coefficient
+        elif t.model == "quadratic":
             if t.command_unit == "normalized":
                 raise ValueError(f"{where}: thruster '{t.name}': the quadratic model needs a rotor-speed unit")
             r[L.T_MODEL] = L.T_MODEL_QUADRATIC
@@ -182,8 +200,8 @@ def _pack_thrusters(spec: VehicleSpec, where: str) -> np.ndarray:
             except ValueError as exc:
                 raise ValueError(f"{where}: thruster '{t.name}': {exc}") from None
         else:
-            raise ValueError(f"{where}: thruster '{t.name}' model must be quadratic, t200 or glf, got {t.model!r}")
-        r[L.T_TO_RPS] = UNIT_TO_RPS[t.command_unit]
+            models = "quadratic, t200, glf or rotor"
+            raise ValueError(f"{where}: thruster '{t.name}' model must be {models}, got {t.model!r}")
         if not t.command_min <= t.command_max:
             raise ValueError(f"{where}: thruster '{t.name}' command_min > command_max")
         r[L.T_CMD_MIN], r[L.T_CMD_MAX] = t.command_min, t.command_max
@@ -264,6 +282,8 @@ class Fleet:
         self._env_set = False
         self._waves_set = False
         self._hull_points: dict[float, np.ndarray] = {}  # V_HULL_KIND -> (K, 2) wave sample points, FRD m
+        self._n_aerial = 0  # aerial vehicles in the fleet: their surface contacts are watched after each step
+        self._contact_events: list[ContactEvent] = []
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -308,6 +328,22 @@ class Fleet:
         """(N,) True for vessels frozen by a fault (view)."""
         return self._frozen[: self._n]
 
+    @property
+    def in_contact(self) -> np.ndarray:
+        """(N,) True for aerial vehicles resting on the surface below them after the last step (copy)."""
+        return self._xs[: self._n, L.X_CONTACT] > 0.0
+
+    def take_contact_events(self) -> list[ContactEvent]:
+        """Touchdowns and lift-offs of aerial vehicles since the last call (oldest first), then forgotten."""
+        events, self._contact_events = self._contact_events, []
+        return events
+
+    def thruster_states(self, name: str) -> np.ndarray:
+        """Rotor state of each thruster of the vessel (copy): rev/s (quadratic), motor speed rad/s (rotor), the
+        lagged normalised command (t200, glf)."""
+        t0, nt = self._vi[self.index(name), 0:2]
+        return self._tp[t0 : t0 + nt, L.T_STATE].copy()
+
     def thrust_n(self, name: str) -> np.ndarray:
         """Thrust of each thruster of the vessel in the last step, N (copy)."""
         t0, nt = self._vi[self.index(name), 0:2]
@@ -351,6 +387,7 @@ class Fleet:
         h = self.dt_s / self.substeps
         for r in trows:
             r[L.T_DECAY] = decay_factor(r[L.T_TAU], h)
+            r[L.T_DECAY_DOWN] = decay_factor(r[L.T_TAU_DOWN], h)
         for r in frows:
             r[L.F_DECAY] = decay_factor(r[L.F_TAU], h)
         i = self._n
@@ -369,6 +406,7 @@ class Fleet:
         self._specs.append(spec)
         self._index[name] = i
         self._n = i + 1
+        self._n_aerial += spec.domain == "aerial"
 
     def _pack(self, spec: VehicleSpec, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """pack_vessel, once per spec object: vessels of one catalogue model share one spec (the catalogue caches
@@ -390,6 +428,7 @@ class Fleet:
         """Remove vessel `name` (KeyError if unknown); the last row takes its place."""
         i = self.index(name)
         last = self._n - 1
+        self._n_aerial -= self._specs[i].domain == "aerial"
         t0, nt, f0, nf = self._vi[i]
         self._tp[t0 : t0 + nt, L.T_ALIVE] = 0.0
         self._fp[f0 : f0 + nf, L.F_ALIVE] = 0.0
@@ -469,6 +508,7 @@ class Fleet:
         elif self._env_set:
             xs[:, L.X_CUR : L.X_WIND + 3] = 0.0
             self._env_set = False
+        contact = xs[: self._n, L.X_CONTACT].copy() if self._n_aerial else None
         if waves is not None and waves.size > 0:
             nfault = self._step_in_waves(t_s, steps, waves)
         else:
@@ -476,6 +516,8 @@ class Fleet:
                 xs[:, L.X_WAVE : L.X_WAVE + 6] = 0.0
                 self._waves_set = False
             nfault = self._kernel(steps)
+        if contact is not None:
+            self._note_contacts(contact, t_s + steps * self.dt_s)
         if not nfault:
             return []
         return self._collect_faults(t_s)
@@ -533,6 +575,12 @@ class Fleet:
                 raise ValueError(f"{what}(t, positions_ned) must return an ({n}, 3) array, got {values.shape}")
             self._xs[:n, col : col + 3] = values
         self._env_set = True
+
+    def _note_contacts(self, before: np.ndarray, t_end_s: float) -> None:
+        """ContactEvents of the vehicles whose contact flag changed over the last step() call (at its end time)."""
+        after = self._xs[: self._n, L.X_CONTACT]
+        for i in np.flatnonzero(after != before):
+            self._contact_events.append(ContactEvent(self.names[i], float(t_end_s), bool(after[i] > 0.0)))
 
     def _collect_faults(self, t_s: float) -> list:
         reports = []
@@ -596,6 +644,7 @@ class Fleet:
             fleet._register_hull(spec)
         fleet._index = {name: i for i, name in enumerate(fleet.names)}
         fleet._n = n
+        fleet._n_aerial = sum(s.domain == "aerial" for s in fleet._specs)
         fleet._env_set = True
         fleet._waves_set = True  # the restored sea columns are cleared by a step without waves
         return fleet

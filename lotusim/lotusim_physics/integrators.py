@@ -9,6 +9,9 @@ Per vessel and per (sub)step of length h = dt / substeps:
          p_{k+1} = p_k + h R(q_k) v_{k+1} and q_{k+1} = q_k (x) exp(1/2 w_{k+1} h) (one evaluation per step);
   3. nu_dot of the step is stored as (nu_{k+1} - nu_k) / dt (the RK4-weighted mean acceleration).
 Environment inputs (water and air velocity at the vessel) are sampled once per step by the Fleet and held.
+Aerial vehicles: their motor speeds and rotor wrench (rotors.rotor_wrench) take the place of step 1, and after
+each step a vehicle on the surface below it is put back on it (rotors.surface_contact; xs[:, X_CONTACT] = 1 while
+in contact).
 
 Fault containment: a vessel whose environment inputs are not finite, or whose new state is not finite or
 exceeds the speed / rate / position limits, is restored to its state at the start of the step and frozen;
@@ -27,6 +30,7 @@ from lotusim_physics import layout as L
 from lotusim_physics.equations_of_motion import FASTMATH, vessel_derivative
 from lotusim_physics.fins import fin_servo
 from lotusim_physics.kinematics import quat_normalize_inplace, quat_rotate_body_rate, rotation_from_quat
+from lotusim_physics.rotors import rotor_wrench, surface_contact
 from lotusim_physics.thrusters import rotor_lag, thrust_quadratic, thrust_t200
 
 METHODS = {"rk4": 0, "euler": 1}
@@ -127,6 +131,8 @@ def step_fleet(
             _advance_one_step(
                 x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp, f0, nf, h, substeps, method, rho, g
             )
+            if prm[L.V_AERIAL] > 0.0:
+                xs[i, L.X_CONTACT] = 1.0 if surface_contact(x, prm[L.V_CONTACT_H], xs[i, L.X_WAVE]) else 0.0
             code = _check(x, max_speed, max_rate, max_pos)
             if code != L.FAULT_NONE:
                 fault_step[i] = s
@@ -152,7 +158,10 @@ def _advance_one_step(x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp
     """One step of vessel i (substeps of h) in place on its state x (13,)."""
     ns = L.X_STATE
     for _ in range(substeps):
-        _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
+        if prm[L.V_AERIAL] > 0.0:
+            rotor_wrench(tp, t0, nt, x, xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2], tau_thr)
+        else:
+            _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
         if method == 0:
             vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
             for j in range(ns):

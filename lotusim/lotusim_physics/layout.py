@@ -24,7 +24,8 @@ X_WIND = 28  # air velocity at 10 m, NED (3), m/s (held over a step)
 # over the hull of a surface vessel, above CO otherwise), its slopes dη/dN, dη/dE (surface vessels), and the wave
 # orbital velocity (hull mean, or at CO), NED (3), m/s
 X_WAVE = 31
-X_WIDTH = 37
+X_CONTACT = 37  # aerial vehicles: 1.0 while resting on the surface below them (rotors.surface_contact), else 0.0
+X_WIDTH = 38
 X_STATE = 13  # the integrated part: pos, q, nu
 
 # --- vp: constant parameters of each vessel (N, V_WIDTH) ---------------------------------------------------
@@ -58,7 +59,9 @@ V_BL_K = 213  # hull lift 1/2 d^2 c_yd (body_lift.py; times rho |u_r| gives N pe
 V_BL_X = 214  # hull-lift centre of pressure x (FRD, from CO), m
 V_HULLH = 215  # vertical extent of the hull about the CB (restoring.py surface crossing), m; 0 = not modelled
 V_HULL_KIND = 216  # surface vessel: key of its wave sample points (fleet.hull_kind; the Fleet keeps the points)
-V_WIDTH = 217
+V_AERIAL = 217  # 1.0 aerial vehicle (gravity without buoyancy, drag against the air, rotors, surface contact)
+V_CONTACT_H = 218  # aerial: distance from CO down to the landing gear (body z, FRD), m
+V_WIDTH = 219
 
 # --- vi: integer bookkeeping of each vessel (N, VI_WIDTH) --------------------------------------------------
 VI_THR_START = 0
@@ -71,7 +74,7 @@ VI_WIDTH = 4
 T_POS = 0  # position from CO, FRD (3), m
 T_DIR = 3  # unit thrust direction, FRD (3)
 T_MODEL = 6  # 0 quadratic (rho D^4 K_T n|n|), 1 t200 curve
-T_TO_RPS = 7  # command unit -> rev/s (quadratic); 1 for normalised commands
+T_TO_RPS = 7  # command unit -> rev/s (quadratic), -> rad/s (rotor); 1 for normalised commands
 T_CMD_MIN = 8
 T_CMD_MAX = 9
 T_TAU = 10  # rotor time constant, s
@@ -82,13 +85,22 @@ T_KQ = 14
 T_CURVE = 15  # t200 curve: A K B nu C M for cmd > 0, then the same six for cmd < 0 (12)
 T_DEADBAND = 27  # |cmd| below which the t200 curve gives zero thrust
 T_CMD = 28  # latest command (in the thruster's command unit)
-T_STATE = 29  # rotor state: n in rev/s (quadratic) or the lagged normalised command (t200)
+T_STATE = 29  # rotor state: n in rev/s (quadratic), motor speed w in rad/s (rotor), the lagged command (t200)
 T_THRUST = 30  # thrust of the last step, N (telemetry)
 T_ALIVE = 31  # 1.0 while the owning vessel exists (pool rows of removed vessels are 0 until compaction)
-T_DECAY = 32  # exp(-h / T_n) for the fleet's (sub)step h, set by the Fleet (0 when T_n = 0)
-T_WIDTH = 33
+T_DECAY = 32  # exp(-h / T_n) for the fleet's (sub)step h, set by the Fleet (0 when T_n = 0); rotor: speeding up
+# multirotor motors (model rotor, rotors.py; 0 for the other models)
+T_KF = 33  # motor constant k_f, N / (rad/s)^2
+T_KM = 34  # moment constant k_m, m
+T_SPIN = 35  # +1 ccw, -1 cw about the thrust direction
+T_TAU_DOWN = 36  # slow-down time constant, s
+T_DECAY_DOWN = 37  # exp(-h / T_down), set by the Fleet
+T_CD = 38  # rotor drag coefficient C_D: F = -|w| C_D V_perp
+T_CR = 39  # rolling moment coefficient C_R: M = -|w| C_R V_perp
+T_WIDTH = 40
 T_MODEL_QUADRATIC = 0
 T_MODEL_T200 = 1
+T_MODEL_ROTOR = 2
 
 # --- fp: fin pool (KF, F_WIDTH) -----------------------------------------------------------------------------
 F_POS = 0  # centre of pressure from CO, FRD (3), m

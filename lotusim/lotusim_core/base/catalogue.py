@@ -28,6 +28,7 @@ from lotusim_core.base.fossen import m_rb
 from lotusim_core.base.paths import config_dir
 from lotusim_core.base.validation import ConfigError, Validator, read_yaml_file
 from lotusim_core.base.vehicle_spec import (
+    AerialSpec,
     BodyLiftSpec,
     FinSpec,
     SurfaceHydrostatics,
@@ -36,9 +37,10 @@ from lotusim_core.base.vehicle_spec import (
     WindSpec,
 )
 
-DOMAINS = ("underwater", "surface")
-THRUST_MODELS = ("quadratic", "t200", "glf")
+DOMAINS = ("underwater", "surface", "aerial")
+THRUST_MODELS = ("quadratic", "t200", "glf", "rotor")
 ROTOR_UNITS = ("rpm", "rps", "rad_s")
+SPINS = ("ccw", "cw")
 CURVE_UNITS = ("normalized",)
 CORIOLIS_MODES = ("full", "no_munk", "off")
 CURVE_KEYS = (
@@ -85,6 +87,7 @@ OPTIONAL_KEYS = (
     "sensors",
     "hull_height_m",
     "body_lift",
+    "aerial",
 )
 # physical keys that must be cited in `sources:` whenever present
 CITED_KEYS = (
@@ -102,6 +105,7 @@ CITED_KEYS = (
     "fins",
     "hull_height_m",
     "body_lift",
+    "aerial",
 )
 
 THRUSTER_REQUIRED = (
@@ -114,13 +118,19 @@ THRUSTER_REQUIRED = (
     "command_max",
     "time_constant_s",
 )
-THRUSTER_OPTIONAL = ("diameter_m", "kt", "kt_reverse", "kq", "curve")
+ROTOR_REQUIRED = ("motor_constant", "moment_constant_m", "spin", "time_constant_down_s")
+ROTOR_OPTIONAL = ("rotor_drag_coefficient", "rolling_moment_coefficient")
+THRUSTER_OPTIONAL = ("diameter_m", "kt", "kt_reverse", "kq", "curve") + ROTOR_REQUIRED + ROTOR_OPTIONAL
 FIN_REQUIRED = tuple(f.name for f in fields(FinSpec))
 SURFACE_OPTIONAL = ("wave_points_frd",)
 SURFACE_REQUIRED = tuple(f.name for f in fields(SurfaceHydrostatics) if f.name not in SURFACE_OPTIONAL)
 WIND_REQUIRED = ("frontal_area_m2", "lateral_area_m2", "length_m", "cx", "cy", "cn")
 WIND_OPTIONAL = ("air_density_kgm3",)
 BODY_LIFT_REQUIRED = tuple(f.name for f in fields(BodyLiftSpec))
+AERIAL_REQUIRED = ("contact_height_m",)
+AERIAL_OPTIONAL = ("air_density_kgm3",)
+# keys of the water that an aerial vehicle does not take
+NOT_AERIAL = ("volume_m3", "cb_frd_m", "surface", "wind")
 
 _CACHE: dict[Path, tuple[bytes, VehicleSpec]] = {}
 
@@ -213,10 +223,10 @@ def spec_to_mapping(spec: VehicleSpec) -> dict[str, Any]:
             out[f.name] = [_thruster_mapping(t) for t in value]
         elif f.name == "fins":
             out[f.name] = [_plain(_dataclass_dict(fin)) for fin in value]
-        elif f.name in ("surface", "wind", "body_lift"):
+        elif f.name in ("surface", "wind", "body_lift", "aerial"):
             if value is not None:
                 out[f.name] = {k: v for k, v in _plain(_dataclass_dict(value)).items() if v is not None}
-        elif f.name in ("volume_m3", "cb_frd_m") and spec.domain == "surface" and not np.any(value):
+        elif f.name in ("volume_m3", "cb_frd_m") and spec.domain != "underwater" and not np.any(value):
             continue  # not given in the file (surface vessels use `surface`)
         elif f.name == "hull_height_m" and value == 0.0:
             continue  # not given in the file (surface crossing not modelled)
@@ -228,9 +238,15 @@ def spec_to_mapping(spec: VehicleSpec) -> dict[str, Any]:
 def _thruster_mapping(t: ThrusterSpec) -> dict[str, Any]:
     """The file form of one thruster: only the keys its thrust model takes."""
     out = _plain(_dataclass_dict(t))
-    if t.model == "quadratic":
+    if t.model != "rotor":
+        for k in ROTOR_REQUIRED + ROTOR_OPTIONAL:
+            out.pop(k)
+    if t.model in ("quadratic", "rotor"):
         out.pop("curve")
-    else:
+    if t.model == "rotor":
+        for k in ("kt", "diameter_m"):
+            out.pop(k)
+    elif t.model != "quadratic":
         for k in ("kt", "diameter_m"):
             if out[k] == 0.0:
                 out.pop(k)
@@ -284,6 +300,9 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
             raise v.fail("wind", "missing: a surface vessel needs wind areas and coefficients")
     wind = _wind(v, data["wind"]) if "wind" in data else None
     hull_height, body_lift = _hull(v, data, domain)
+    aerial = _aerial(v, data, domain)
+    if aerial is not None and np.any(added_mass):
+        raise v.fail("added_mass", "an aerial vehicle has no added mass (air): expected zeros")
 
     coriolis = v.choice(data.get("coriolis_added_mass", "full"), "coriolis_added_mass", CORIOLIS_MODES)
     note = v.stripped(data.get("coriolis_note", ""), "coriolis_note", allow_empty=True)
@@ -291,6 +310,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
         raise v.fail("coriolis_note", f"coriolis_added_mass is {coriolis!r}: the file must say why (coriolis_note)")
 
     thrusters = _thrusters(v, data.get("thrusters", []), data.get("thruster_defaults", {}))
+    _rotors_match_domain(v, thrusters, domain)
     fins = _fins(v, data.get("fins", []))
     sensors = v.mapping(data.get("sensors"), "sensors")
     sources = _sources(v, data)
@@ -315,6 +335,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
         thrusters=thrusters,
         fins=fins,
         wind=wind,
+        aerial=aerial,
         water_density_kgm3=rho,
         sensors=copy.deepcopy(sensors),
         sources=sources,
@@ -366,6 +387,40 @@ def _hull(v: _Validator, data: Mapping[str, Any], domain: str) -> tuple[float, B
     return height, lift
 
 
+def _aerial(v: _Validator, data: Mapping[str, Any], domain: str) -> AerialSpec | None:
+    """The `aerial` mapping (contact height, air density): required for, and only taken by, aerial vehicles, which
+    take none of the water's keys (NOT_AERIAL)."""
+    if domain != "aerial":
+        if "aerial" in data:
+            raise v.fail("aerial", f"only aerial vehicles take an aerial mapping, found domain {domain!r}")
+        return None
+    if data.get("fins"):
+        raise v.fail("fins", "an aerial vehicle steers with its rotors: fins (lift in water) are not taken")
+    for key in NOT_AERIAL:
+        if key in data:
+            raise v.fail(key, "an aerial vehicle flies: it takes no water keys (volume_m3, cb_frd_m, surface, wind)")
+    if "aerial" not in data:
+        raise v.fail("aerial", "missing: an aerial vehicle needs its contact_height_m (landing gear below CO)")
+    raw = data["aerial"]
+    v.mapping(raw, "aerial", AERIAL_OPTIONAL, required=AERIAL_REQUIRED, none_ok=False)
+    return AerialSpec(
+        contact_height_m=v.nonnegative(raw["contact_height_m"], "aerial.contact_height_m"),
+        air_density_kgm3=v.positive(raw.get("air_density_kgm3", 1.225), "aerial.air_density_kgm3"),
+    )
+
+
+def _rotors_match_domain(v: _Validator, thrusters: tuple[ThrusterSpec, ...], domain: str) -> None:
+    """Rotors (k_f w^2 in air) drive aerial vehicles, and aerial vehicles are driven by rotors only."""
+    for i, t in enumerate(thrusters):
+        if (t.model == "rotor") != (domain == "aerial"):
+            reason = (
+                f"an aerial vehicle's thrusters are rotors (model: rotor), found {t.model!r}"
+                if domain == "aerial"
+                else f"rotor thrusters (k_f w^2 in air) drive aerial vehicles only, found domain {domain!r}"
+            )
+            raise v.fail(f"thrusters[{i}].model", reason)
+
+
 def _wind(v: _Validator, raw: Any) -> WindSpec:
     v.mapping(raw, "wind", WIND_OPTIONAL, required=WIND_REQUIRED, none_ok=False)
     vals = {k: v.positive(raw[k], f"wind.{k}") for k in ("frontal_area_m2", "lateral_area_m2", "length_m")}
@@ -395,7 +450,11 @@ def _thrusters(v: _Validator, raw: Any, defaults: Any) -> tuple[ThrusterSpec, ..
 def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
     v.mapping(t, key, THRUSTER_OPTIONAL, required=THRUSTER_REQUIRED, none_ok=False)
     model = v.choice(t["model"], f"{key}.model", THRUST_MODELS)
-    units = ROTOR_UNITS if model == "quadratic" else CURVE_UNITS
+    units = ROTOR_UNITS if model in ("quadratic", "rotor") else CURVE_UNITS
+    if model != "rotor":
+        for k in ROTOR_REQUIRED + ROTOR_OPTIONAL:
+            if k in t:
+                raise v.fail(f"{key}.{k}", f"only rotor thrusters (model: rotor) take {k}, found model {model!r}")
     unit = v.choice(t["command_unit"], f"{key}.command_unit", units)
     cmin, cmax = v.number(t["command_min"], f"{key}.command_min"), v.number(t["command_max"], f"{key}.command_max")
     if not cmin < cmax:
@@ -417,7 +476,9 @@ def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
         "time_constant_s": v.positive(t["time_constant_s"], f"{key}.time_constant_s"),
         "kq": v.number(t.get("kq", 0.0), f"{key}.kq"),
     }
-    if model == "quadratic":
+    if model == "rotor":
+        spec_kw.update(_rotor(v, t, key, cmin))
+    elif model == "quadratic":
         spec_kw["diameter_m"] = v.positive(t.get("diameter_m"), f"{key}.diameter_m")
         spec_kw["kt"] = v.positive(t.get("kt"), f"{key}.kt")
         if t.get("kt_reverse") is not None:
@@ -429,6 +490,28 @@ def _thruster(v: _Validator, t: dict[str, Any], key: str) -> ThrusterSpec:
         if "diameter_m" in t:
             spec_kw["diameter_m"] = v.positive(t["diameter_m"], f"{key}.diameter_m")
     return ThrusterSpec(**spec_kw)
+
+
+def _rotor(v: _Validator, t: Mapping[str, Any], key: str, command_min: float) -> dict[str, Any]:
+    """The keys of a multirotor motor (`model: rotor`, lotusim_physics.rotors)."""
+    for k in ROTOR_REQUIRED:
+        if k not in t:
+            raise v.fail(f"{key}.{k}", f"missing: a rotor needs {', '.join(ROTOR_REQUIRED)}")
+    for k in ("curve", "kt", "kt_reverse", "diameter_m"):
+        if t.get(k):
+            raise v.fail(f"{key}.{k}", "a rotor takes motor_constant (T = k_f w^2), not a propeller or curve model")
+    if command_min < 0.0:
+        raise v.fail(f"{key}.command_min", f"a rotor's motor speed command is >= 0, found {command_min}")
+    return {
+        "motor_constant": v.positive(t["motor_constant"], f"{key}.motor_constant"),
+        "moment_constant_m": v.nonnegative(t["moment_constant_m"], f"{key}.moment_constant_m"),
+        "spin": v.choice(t["spin"], f"{key}.spin", SPINS),
+        "time_constant_down_s": v.positive(t["time_constant_down_s"], f"{key}.time_constant_down_s"),
+        "rotor_drag_coefficient": v.nonnegative(t.get("rotor_drag_coefficient", 0.0), f"{key}.rotor_drag_coefficient"),
+        "rolling_moment_coefficient": v.nonnegative(
+            t.get("rolling_moment_coefficient", 0.0), f"{key}.rolling_moment_coefficient"
+        ),
+    }
 
 
 def _curve(v: _Validator, raw: Any, key: str) -> dict[str, float]:

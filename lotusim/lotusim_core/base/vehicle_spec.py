@@ -35,6 +35,12 @@ class ThrusterSpec:
         parameters in `curve` (the catalogue file says which).
       - "glf": the same generalised logistic curve (Eq. 16 form, also VRX usv_gazebo_thrust_plugin mappingType 1)
         for other thrusters, e.g. the WAM-V's; parameters in `curve`.
+      - "rotor": a multirotor motor and propeller (gz MulticopterMotorModel's equations [GzSim2026],
+        lotusim_physics.rotors): motor speed w (rad/s) follows the command with `time_constant_s` when speeding up
+        and `time_constant_down_s` when slowing down; thrust T = motor_constant w^2 along `direction_frd`, yaw
+        drag torque -spin moment_constant_m T about it (spin +1 "ccw", -1 "cw", seen from the side the thrust
+        points to); rotor drag -|w| rotor_drag_coefficient V_perp and rolling moment
+        -|w| rolling_moment_coefficient V_perp against the air velocity V_perp across the rotor axis.
     `curve` keys for "t200" and "glf" (thrust in N, cmd in [-1, 1]):
         T(cmd) = 0                                                   for |cmd| <= deadband
         T(cmd) = a_pos + (k_pos - a_pos) / (c_pos + exp(-b_pos (cmd - m_pos)))^(1 / nu_pos)   for cmd > deadband
@@ -55,6 +61,13 @@ class ThrusterSpec:
     kt_reverse: float | None = None
     kq: float = 0.0  # torque coefficient (reaction moment about the axis, sign = propeller handedness)
     curve: dict[str, float] = field(default_factory=dict)  # parameters of a curve model (t200)
+    # "rotor" model only (0 / "" otherwise)
+    motor_constant: float = 0.0  # k_f, N / (rad/s)^2
+    moment_constant_m: float = 0.0  # k_m, m (yaw drag torque per newton of thrust)
+    spin: str = ""  # "ccw" | "cw" about the thrust direction
+    time_constant_down_s: float = 0.0  # motor slow-down time constant, s (time_constant_s is the speed-up one)
+    rotor_drag_coefficient: float = 0.0  # C_D, N s^2 / (rad m): F = -|w| C_D V_perp (N)
+    rolling_moment_coefficient: float = 0.0  # C_R, M = -|w| C_R V_perp (N m)
 
 
 @dataclass(frozen=True)
@@ -126,11 +139,20 @@ class BodyLiftSpec:
 
 
 @dataclass(frozen=True)
+class AerialSpec:
+    """What an aerial vehicle (a multirotor) needs beyond its rigid body and rotors: where it touches a surface
+    below it, and the air it flies in. Its damping matrices are body drag against the air (not the water)."""
+
+    contact_height_m: float  # distance from CO down (body z, FRD) to the lowest point of the landing gear, m
+    air_density_kgm3: float = 1.225
+
+
+@dataclass(frozen=True)
 class VehicleSpec:
     """Everything the physics needs about one vehicle model (SI units, body FRD, origin CO)."""
 
     name: str
-    domain: str  # "underwater" | "surface"
+    domain: str  # "underwater" | "surface" | "aerial"
     description: str
     mass_kg: float
     inertia_cg_kgm2: np.ndarray  # (3, 3) about the CG, body axes
@@ -154,6 +176,7 @@ class VehicleSpec:
     thrusters: tuple[ThrusterSpec, ...] = ()
     fins: tuple[FinSpec, ...] = ()
     wind: WindSpec | None = None
+    aerial: AerialSpec | None = None  # used when domain == "aerial"
     water_density_kgm3: float = 1025.0
     sensors: dict = field(default_factory=dict)  # default sensor suite (schema: docs/sensors.md)
     sources: dict[str, str] = field(default_factory=dict)  # key -> citation, for every number

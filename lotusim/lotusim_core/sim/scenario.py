@@ -331,6 +331,9 @@ class Scenario:
                 **origin,
                 "batch_size": 250,
                 "max_vessels": max(10_000, len(self.vessels)),
+                # a goal waits for all of them (worker_wait_s at most): planned over the first alone, every vessel
+                # of the scenario would go to that one worker
+                "expected_workers": [f"worker_{k}" for k in range(p.workers)],
             },
         }
         for k in range(p.workers):
@@ -815,13 +818,15 @@ class _Validator(Validator):
             seen.add(v.name)
 
     def check_depths(self, vessels: list[VesselPlan], world: World, env) -> None:
-        """Every vessel starts in the water column: underwater vessels at or below the surface and above the sea
-        floor of the environment's bathymetry (vectorised over the fleet)."""
+        """Every vessel starts above the sea floor of the environment's bathymetry, underwater vessels at or below
+        the surface, aerial ones at or above it (vectorised over the fleet)."""
         xyz = enu_positions(vessels, world.origin)
         depth = -xyz[:, 2]
         seabed = seabed_depths_m(env, xyz[:, 0], xyz[:, 1])
         underwater = np.array([v.domain == "underwater" for v in vessels])
-        for i in np.flatnonzero((depth >= seabed) | (underwater & (depth < -1e-9))):  # the same checks as a spawn's
+        aerial = np.array([v.domain == "aerial" for v in vessels])
+        wrong_side = (underwater & (depth < -1e-9)) | (aerial & (depth > 1e-9))
+        for i in np.flatnonzero((depth >= seabed) | wrong_side):  # the same checks as a spawn's
             where = f" at x {xyz[i, 0]:.1f}, y {xyz[i, 1]:.1f} m"
             raise self.fail(
                 f"vessels[{vessels[i].name}].pose", start_problem(depth[i], seabed[i], vessels[i].domain, where)

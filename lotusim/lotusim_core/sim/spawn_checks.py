@@ -1,8 +1,8 @@
 """Checks of a vessel's start shared by the scenario loader and spawn-time creates (the MAS server's
 FleetCommand items): the same input gets the same verdict wherever it enters.
 
-- start_problem: in the water column: not at or below the sea floor of the environment's bathymetry, and an
-  underwater vessel not above the sea surface (depths in m, positive down, ENU z = -depth);
+- start_problem: not at or below the sea floor of the environment's bathymetry, an underwater vessel not above
+  the sea surface and an aerial one not below it (depths in m, positive down, ENU z = -depth);
 - sensors_problem: per-vessel sensor overrides merged over the vehicle's catalogue sensors and validated as a
   suite (lotusim_sensors.suite), so a bad override is refused instead of leaving the vessel without sensors.
 """
@@ -29,6 +29,8 @@ def start_problem(depth_m: float, seabed_m: float, domain: str, where: str = "")
         return f"starts {depth_m:g} m deep, at or below the sea floor{at}"
     if domain == "underwater" and depth_m < -1e-9:
         return f"underwater vessel starts {-depth_m:g} m above the sea surface (expected depth >= 0, z <= 0)"
+    if domain == "aerial" and depth_m > 1e-9:
+        return f"aerial vehicle starts {depth_m:g} m below the sea surface (expected height >= 0, z >= 0)"
     return ""
 
 

@@ -29,6 +29,7 @@ from lotusim_core.base.vehicle_spec import ThrusterSpec, VehicleSpec
 
 G = 9.81  # m/s^2, as in Prestero 2001 and gtri/scrimmage UUV6DOF.xml
 SHIPPED = {"lrauv", "remus100", "bluerov2_heavy", "wamv", "kayak_usv", "dtmb5415", "fremm", "pha", "commando_boat"}
+SHIPPED |= {"x500"}  # issue 18's multirotor (lotusim/test/physics/test_aerial.py)
 SHIPS = {"dtmb5415", "fremm", "pha", "commando_boat"}  # issue 17's ship models (lotusim/test/physics/test_ships.py)
 
 
@@ -75,7 +76,7 @@ def test_the_five_models_of_the_issue_are_shipped():
 def test_shipped_model_loads_with_sources_and_positive_definite_mass(name, specs):
     spec = specs[name]
     assert spec.name == name
-    assert spec.domain in ("underwater", "surface")
+    assert spec.domain in ("underwater", "surface", "aerial")
     mass = rigid_body_mass_matrix(spec) + spec.added_mass
     assert np.allclose(mass, mass.T) and np.linalg.eigvalsh(mass).min() > 0.0
     assert spec.sources["mass_kg"] and spec.sources["added_mass"]
@@ -95,6 +96,7 @@ def test_describe_models_lists_name_domain_description():
         "wamv": "surface",
         "kayak_usv": "surface",
         **{ship: "surface" for ship in SHIPS},
+        "x500": "aerial",
     }
     assert all(len(desc) > 20 for _, _, desc in rows)
 
@@ -335,7 +337,7 @@ def test_valid_copy_loads_from_tmp_path(tmp_path):
         (lambda d: d.update(mass_kg=-147.0), "mass_kg", "expected a positive number"),
         (lambda d: d.update(volume_m3=0.0), "volume_m3", "expected a positive number"),
         (lambda d: d.pop("volume_m3"), "volume_m3", "underwater vehicle needs its displaced volume"),
-        (lambda d: d.update(domain="aerial"), "domain", "expected one of underwater, surface"),
+        (lambda d: d.update(domain="space"), "domain", "expected one of underwater, surface, aerial"),
         (lambda d: d.update(description=""), "description", "non-empty"),
         (lambda d: d.update(cg_frd_m=[0.0, 0.0]), "cg_frd_m", "list of 3 finite numbers"),
     ],

@@ -21,7 +21,7 @@ def _spawn_all(fleet: Fleet, prefix: str = "") -> list[str]:
     for k, model in enumerate(list_models()):
         spec = load_vehicle(model)
         name = f"{prefix}{model}"
-        z = 0.0 if spec.domain == "surface" else 20.0
+        z = {"surface": 0.0, "aerial": -20.0}.get(spec.domain, 20.0)  # aerial vehicles in the air
         fleet.add(name, spec, [10.0 * k, -5.0 * k, z], level_quat(yaw_rad=0.3 * k))
         if spec.thrusters:
             lo = np.array([t.command_min for t in spec.thrusters])
@@ -80,7 +80,8 @@ def test_batched_copies_are_bit_identical_to_single_vessels(integrator):
 def _spawn_only(fleet: Fleet, model: str, prefix: str) -> None:
     spec = load_vehicle(model)
     name = f"{prefix}{model}"
-    fleet.add(name, spec, [0.0, 0.0, 0.0 if spec.domain == "surface" else 20.0], level_quat(yaw_rad=0.4))
+    z = {"surface": 0.0, "aerial": -20.0}.get(spec.domain, 20.0)
+    fleet.add(name, spec, [0.0, 0.0, z], level_quat(yaw_rad=0.4))
     if spec.thrusters:
         fleet.set_thruster_commands(name, [0.7 * t.command_max for t in spec.thrusters])
     if spec.fins:

@@ -60,7 +60,8 @@ def test_bad_sensor_config_names_file_key_and_reason(sensors, message):
 
 
 def test_every_catalogue_vehicle_has_a_valid_sensor_suite():
-    """The shipped vehicles' `sensors:` blocks parse; underwater ones carry depth + DVL or IMU, surface ones GPS."""
+    """The shipped vehicles' `sensors:` blocks parse; underwater ones carry depth + DVL or IMU, surface ones GPS and
+    AIS, aerial ones GPS and a magnetometer."""
     import yaml
 
     from lotusim_core.base.paths import config_dir
@@ -73,5 +74,7 @@ def test_every_catalogue_vehicle_has_a_valid_sensor_suite():
         assert "imu" in suite, path.name
         if data["domain"] == "underwater":
             assert "pressure" in suite and "dvl" in suite, path.name
-        else:
+        elif data["domain"] == "surface":
             assert "gps" in suite and "ais" in suite, path.name
+        else:  # aerial: the x500's navsat, IMU and magnetometer
+            assert "gps" in suite and "magnetometer" in suite, path.name
