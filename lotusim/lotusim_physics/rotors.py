@@ -12,10 +12,16 @@ d its unit thrust direction, r its hub (from CO), spin +1 (ccw) or -1 (cw) about
     wrench at CO     tau = sum over rotors [T d + F_D ;  r x (T d + F_D) + Q + M_R]
 
 V is the rotor hub's velocity relative to the air, V = v + omega x r - R(q)^T V_wind (body FRD; V_wind is the
-environment's wind at the vehicle, NED). The rotor wrench is evaluated at the start of each (sub)step and held
-over it, as gz applies it once per physics step. Not taken from gz: its thrust scaling 1 - |V . d| / 25 m/s
-(a placeholder by its own comment, which takes thrust away in a descent as in a climb, so that a drone sinking
-at its hover speed loses lift and sinks faster).
+environment's wind at the vehicle, NED). The rotor wrench is evaluated once per (sub)step and held over it, as gz
+applies it once per physics step, but with the motor speed's exact means over the step (of w for the drag
+terms, of w^2 for thrust and yaw torque), so that each step delivers the exact thrust impulse of the motor's
+exponential response whatever the step (a step of 10 ms is close to tau_up = 12.5 ms):
+
+    mean w   = w_c + (w_k - w_c) a_1,            a_1 = (tau / h) (1 - e^{-h/tau})
+    mean w^2 = w_c^2 + 2 w_c (w_k - w_c) a_1 + (w_k - w_c)^2 a_2,   a_2 = (tau / 2h) (1 - e^{-2h/tau})
+
+Not taken from gz: its thrust scaling 1 - |V . d| / 25 m/s (a placeholder by its own comment, which takes thrust
+away in a descent as in a climb, so that a drone sinking at its hover speed loses lift and sinks faster).
 
 Gravity without buoyancy (a vehicle in air): f = m g k, k = R(q)^T e_z (down seen from the body), applied at the
 CG, g(eta) = -[f ; r_g x f] (the left-hand-side convention of restoring.py).
@@ -40,23 +46,31 @@ from lotusim_physics.kinematics import rotation_from_quat
 
 
 @njit(cache=True, inline="always")
-def motor_speed_lag(omega, omega_cmd, decay_up, decay_down):
-    """w_{k+1} = w_c + (w_k - w_c) exp(-h / tau) (rad/s); decay_up / decay_down = exp(-h / tau_up / down)."""
+def motor_speed_step(omega, omega_cmd, decay_up, decay_down):
+    """(w_{k+1}, mean w, mean w^2) over a step of a motor at w (rad/s) commanded to w_c (module docstring);
+    decay_up / decay_down = exp(-h / tau_up / down) (0: the motor follows at once)."""
     decay = decay_up if omega_cmd > omega else decay_down
-    return omega_cmd + (omega - omega_cmd) * decay
+    e = omega - omega_cmd
+    if decay <= 0.0:
+        return omega_cmd, omega_cmd, omega_cmd * omega_cmd
+    tau_over_h = -1.0 / math.log(decay)
+    a1 = tau_over_h * (1.0 - decay)
+    a2 = 0.5 * tau_over_h * (1.0 - decay * decay)
+    return omega_cmd + e * decay, omega_cmd + e * a1, omega_cmd * omega_cmd + 2.0 * omega_cmd * e * a1 + e * e * a2
 
 
 @njit(cache=True, inline="always")
-def rotor_thrust(k_f, omega):
-    """T = k_f w^2 (N) of a motor at w (rad/s)."""
-    return k_f * omega * omega
+def rotor_thrust(k_f, omega_sq):
+    """T = k_f w^2 (N) of a motor with w^2 = omega_sq (rad/s)^2."""
+    return k_f * omega_sq
 
 
 @njit(cache=True)
 def rotor_wrench(tp, t0, nt, x, wind_n, wind_e, wind_d, tau):
     """Advance the motor speeds of the rotors tp[t0 : t0 + nt] over a step (their decay factors) and set tau (6,)
-    to their wrench (FRD, at CO) on a vehicle at state x (13,) in the wind (NED, m/s); each rotor's thrust goes to
-    T_THRUST (module docstring). Other thruster models are skipped (aerial vehicles have rotors only)."""
+    to their wrench over it (FRD, at CO; the step means of w and w^2) on a vehicle at state x (13,) in the wind
+    (NED, m/s); each rotor's mean thrust goes to T_THRUST (module docstring). Other thruster models are skipped
+    (aerial vehicles have rotors only)."""
     for j in range(6):
         tau[j] = 0.0
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = rotation_from_quat(x[3], x[4], x[5], x[6])
@@ -71,7 +85,7 @@ def rotor_wrench(tp, t0, nt, x, wind_n, wind_e, wind_d, tau):
         rx, ry, rz = tp[k, L.T_POS], tp[k, L.T_POS + 1], tp[k, L.T_POS + 2]
         dx, dy, dz = tp[k, L.T_DIR], tp[k, L.T_DIR + 1], tp[k, L.T_DIR + 2]
         cmd = min(max(tp[k, L.T_CMD], tp[k, L.T_CMD_MIN]), tp[k, L.T_CMD_MAX]) * tp[k, L.T_TO_RPS]  # rad/s
-        omega = motor_speed_lag(tp[k, L.T_STATE], cmd, tp[k, L.T_DECAY], tp[k, L.T_DECAY_DOWN])
+        omega, omega_mean, omega_sq = motor_speed_step(tp[k, L.T_STATE], cmd, tp[k, L.T_DECAY], tp[k, L.T_DECAY_DOWN])
         tp[k, L.T_STATE] = omega
         # the hub's air velocity V = v_air + omega x r and its part across the rotor axis, V_perp
         vx = ax + q * rz - r * ry
@@ -79,10 +93,10 @@ def rotor_wrench(tp, t0, nt, x, wind_n, wind_e, wind_d, tau):
         vz = az + p * ry - q * rx
         axial = vx * dx + vy * dy + vz * dz
         px, py, pz = vx - axial * dx, vy - axial * dy, vz - axial * dz
-        thrust = rotor_thrust(tp[k, L.T_KF], omega)
+        thrust = rotor_thrust(tp[k, L.T_KF], omega_sq)
         tp[k, L.T_THRUST] = thrust
-        drag = -abs(omega) * tp[k, L.T_CD]
-        roll = -abs(omega) * tp[k, L.T_CR]
+        drag = -abs(omega_mean) * tp[k, L.T_CD]
+        roll = -abs(omega_mean) * tp[k, L.T_CR]
         yaw = -tp[k, L.T_SPIN] * tp[k, L.T_KM] * thrust
         fx, fy, fz = thrust * dx + drag * px, thrust * dy + drag * py, thrust * dz + drag * pz
         tau[0] += fx
