@@ -21,7 +21,8 @@ happen: every rate here is per second of sim time):
 Both are capped so that the waypoint stays reachable with the turn rate r_max of the heading loop: the circle
 tangent to the course through the waypoint has radius d / (2 |sin alpha|) (chord geometry), so
 u_d <= r_max d / (2 |sin alpha|) (a vessel faster than that circles the waypoint), and both are slewed by the
-acceleration limit a_max (m/s^2).
+acceleration limit a_max (m/s^2). A vessel steered by rudders (the ships) keeps u_d >= u_steer on an active route:
+at rest its rudder has no authority (it could not turn towards a waypoint behind it).
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class WaypointGuidance:
     u_min: float = 0.2
     a_max: float = 0.2
     turn_rate_max_rad_s: float = np.radians(10.0)
+    u_steer: float = 0.0  # floor of u_d on an active route: a vessel steered by rudders needs way on to turn
     speed_pid: Pid = field(default_factory=lambda: Pid(0.5, 0.05, 0.1))  # LOTUSim linear_pid defaults
     loop: bool = False
     waypoints: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
@@ -141,6 +143,7 @@ class WaypointGuidance:
         sin_a = abs(np.sin(alpha))
         if sin_a > 1e-6:
             target = min(target, self.turn_rate_max_rad_s * d / (2.0 * sin_a))
+        target = max(target, self.u_steer)
         self.u_ref = slew(self.u_ref, target, self.a_max, h)
         return self.u_ref, float(chi_d), self.status(p_xy)
 

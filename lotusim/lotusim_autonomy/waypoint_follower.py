@@ -1,17 +1,20 @@
-"""waypoint_follower node: drives a differential-thrust surface vessel (WAM-V, kayak USV) through WGS84
-waypoints, using the standard per-vessel topics only (docs/autonomy.md).
+"""waypoint_follower node: drives a surface vessel (WAM-V, kayak USV by differential thrust; the ships by their
+rudders) through WGS84 waypoints, using the standard per-vessel topics only (docs/autonomy.md).
 
   in   <vessel>/odom                     nav_msgs/Odometry (map ENU, base_link FLU)
   in   <vessel>/waypoints/set            lotusim_interfaces/srv/SetWaypoints (lat/lon deg; empty list = stop)
   in   /lotusim/environment               lotusim_interfaces/EnvironmentConfig (latched; its `origin`, if set,
                                           replaces the origin_* parameters)
   out  <vessel>/thrusters/<name>/cmd     std_msgs/Float64 (names and units from config/vehicles/<model>.yaml)
+  out  <vessel>/fins/<name>/cmd          std_msgs/Float64, rad (vessels with rudder fins: the ships)
   out  <vessel>/waypoints/status         std_msgs/Float64MultiArray, layout label STATUS_LABEL:
                                           [stamp_s, index, count, distance_m, cross_track_m, done]
 
 One control step per odometry message; the step h is the difference of the message stamps (sim time), so the
 loop runs at the odometry rate of the dynamics node whatever the wall-clock speed of the simulation. Guidance:
-guidance.WaypointGuidance (LOS course, "pid" or "bang_bang" speed), control: surface.SurfaceController.
+guidance.WaypointGuidance (LOS course, "pid" or "bang_bang" speed), control: surface.SurfaceController. Defaults
+that scale with the vessel (surface.path_scales): acceptance radius and LOS lookahead from its length and turning
+radius (the WAM-V and the kayak keep 3 m and 8 m, a 142 m ship at 8 m/s gets ~97 m and ~350 m).
 """
 
 from __future__ import annotations
@@ -29,7 +32,13 @@ from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleContr
 from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid
-from lotusim_autonomy.surface import SurfaceController, SurfaceGains
+from lotusim_autonomy.surface import (
+    SurfaceController,
+    SurfaceGains,
+    path_scales,
+    rudder_allocation,
+    steerage_speed,
+)
 from lotusim_core.base import frames, safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic, geodetic_to_enu
 from lotusim_core.base.vehicle_spec import VehicleSpec
@@ -51,13 +60,15 @@ class WaypointFollower:
 
     @classmethod
     def cannot_drive(cls, spec: VehicleSpec) -> str | None:
-        """Why the follower cannot drive this vehicle (it steers a surface vessel by differential thrust)."""
+        """Why the follower cannot drive this vehicle (it steers a surface vessel by differential thrust or by its
+        rudders, and allocates surge to its thrusters)."""
         if spec.domain != "surface":
             return f"the waypoint follower drives surface vessels; {spec.name} is an {spec.domain} vehicle"
         try:
             DifferentialThrustAllocation(spec.thrusters, spec.water_density_kgm3)
+            rudder_allocation(spec, spec.water_density_kgm3)
         except ValueError as exc:
-            return f"the waypoint follower steers by differential thrust; {spec.name}: {exc}"
+            return f"the waypoint follower steers by differential thrust or rudders; {spec.name}: {exc}"
         return None
 
     def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
@@ -74,14 +85,17 @@ class WaypointFollower:
             surge_ki=read.number("surge_ki", 5.0, 0.0),
         )
         rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
-        self.controller = SurfaceController(spec, gains, rho)
         mode = read.text("guidance_mode", "pid", GUIDANCE_MODES)
-        self.default_radius_m = read.number("acceptance_radius_m", 3.0, 0.0)
         self.default_speed_mps = read.number("cruise_speed_mps", 1.5, 0.0)
+        self.controller = SurfaceController(spec, gains, rho, cruise_speed_mps=self.default_speed_mps)
+        gains = self.controller.gains  # within what the vessel's actuators allow (surface.bounded_gains)
+        # a ship's path geometry scales with its length and turning radius
+        radius, lookahead = path_scales(spec, self.default_speed_mps, gains.yaw_rate_max_rad_s)
+        self.default_radius_m = read.number("acceptance_radius_m", radius, 0.0)
         self.guidance = WaypointGuidance(
             mode=mode,
             acceptance_radius_m=self.default_radius_m,
-            lookahead_m=read.number("lookahead_m", 8.0, 0.0),
+            lookahead_m=read.number("lookahead_m", lookahead, 0.0),
             u_max=self.default_speed_mps,
             u_min=read.number("min_speed_mps", 0.2, 0.0),
             a_max=read.number("accel_limit_mps2", 0.2, 0.0),
@@ -93,6 +107,7 @@ class WaypointFollower:
                 integral_limit=self.default_speed_mps,
             ),
             turn_rate_max_rad_s=0.8 * gains.yaw_rate_max_rad_s,
+            u_steer=steerage_speed(self.controller, self.default_speed_mps),
         )
         self._origin_param = read.origin()
         setpoints = read.setpoints()
@@ -102,6 +117,7 @@ class WaypointFollower:
         v = vessel
         self._endpoints = made = Endpoints(node)
         self._thruster_pubs = [made.publisher(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._fin_pubs = [made.publisher(Float64, f"{v}/fins/{f.name}/cmd") for f in spec.fins]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/waypoints/status")
         made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: newest state
         made.subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
@@ -219,6 +235,8 @@ class WaypointFollower:
         self.last_commands = np.asarray(commands, dtype=float)
         for pub, value in zip(self._thruster_pubs, self.last_commands, strict=True):
             pub.publish(Float64(data=float(value)))
+        for pub, angle in zip(self._fin_pubs, self.controller.last_fins, strict=True):  # rudders (ships), rad
+            pub.publish(Float64(data=float(angle)))
 
 
 def route_problem(lat: np.ndarray, lon: np.ndarray, radius_m: float, speed_mps: float) -> str | None:
