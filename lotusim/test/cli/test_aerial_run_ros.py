@@ -1,0 +1,140 @@
+"""An X500 from the user's entry points (real processes over real DDS): `lotusim run` a scenario, `lotusim spawn` an
+x500 20 m up into it, command its four rotors at the hover speed sqrt(m g / 4 k_f) = 769.6 rad/s on
+`<vessel>/thrusters/rotor_<i>/cmd` (std_msgs/Float64, rad/s, docs/vehicles.md 'X500') and watch its odometry.
+
+The motors start stopped (the spawn happens while the clock master is paused, the commands arrive before it goes
+on): spinning up from rest to the hover speed costs 1.5 g tau_up = 0.184 m/s of sink speed (tau_up = 0.0125 s,
+[PX4GazeboModels2025]), which an uncontrolled hover keeps. So over 5 s the drone stays within 1 m of its start
+height, on the line z(t) = 20 - 1.5 g tau_up t (within 5 cm), and does not drift sideways (no wind)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from cli_probe import Probe, start_run, stop_run, tail, wait_for_text  # noqa: E402
+
+pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+
+SCENARIO = textwrap.dedent(
+    """
+    name: x500_hover
+    description: a WAM-V at sea; an X500 joins through lotusim spawn
+    seed: 4
+    world:
+      origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+      bathymetry: {model: flat, depth_m: 60.0}
+    physics: {step_s: 0.01, mode: scaled, real_time_factor: 1.0}
+    vessels:
+      - {name: usv_1, model: wamv, pose: {position: [100.0, 0.0, 0.0], yaw_deg: 0.0}}
+    """
+)
+MASS_KG, K_F, TAU_UP, G = 2.0 + 4 * 0.016076923076923075, 8.54858e-6, 0.0125, 9.81  # x500 SDF [PX4GazeboModels2025]
+HOVER = math.sqrt(MASS_KG * G / (4 * K_F))
+START_UP_M, WATCH_S = 20.0, 5.0
+ALTITUDE_ERROR_M = 1.0  # stated: the uncontrolled hover stays within 1 m of its start height for 5 s
+LINE_ERROR_M = 0.05  # ... and on the line of the spin-up's sink speed
+
+
+def _set_paused(probe: Probe, value: bool) -> None:
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    client = probe.node.create_client(SetParameters, "/dynamics_0/set_parameters")
+    deadline = time.monotonic() + 30.0
+    while not client.service_is_ready():
+        assert time.monotonic() < deadline, "no /dynamics_0/set_parameters"
+        probe.spin_once(0.1)
+    value_msg = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=value)
+    future = client.call_async(SetParameters.Request(parameters=[Parameter(name="paused", value=value_msg)]))
+    while not future.done():
+        assert time.monotonic() < deadline, "no answer from /dynamics_0/set_parameters"
+        probe.spin_once(0.1)
+    assert future.result().results[0].successful
+
+
+@pytest.mark.timeout(420)
+def test_an_x500_spawned_in_the_air_hovers_on_its_rotor_topics(tmp_path, own_domain_env):
+    from nav_msgs.msg import Odometry
+    from rosgraph_msgs.msg import Clock
+    from std_msgs.msg import Float64
+
+    scenario = tmp_path / "x500_hover.yaml"
+    scenario.write_text(SCENARIO)
+    out = tmp_path / "run.out"
+    run = start_run([str(scenario)], out, own_domain_env)
+    probe = Probe(int(own_domain_env["ROS_DOMAIN_ID"]), "aerial_probe")
+    odom: list[tuple[float, float, float, float]] = []  # (stamp s, x, y, z) ENU
+    clock: list[float] = []
+    probe.node.create_subscription(
+        Odometry,
+        "/hover_x500/odom",
+        lambda m: odom.append(
+            (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, *(getattr(m.pose.pose.position, a) for a in "xyz"))
+        ),
+        10,
+    )
+    probe.node.create_subscription(Clock, "/clock", lambda m: clock.append(m.clock.sec + 1e-9 * m.clock.nanosec), 10)
+    rotors = [probe.node.create_publisher(Float64, f"/hover_x500/thrusters/rotor_{i}/cmd", 10) for i in range(4)]
+    try:
+        wait_for_text(out, "vessels spawned", run, 240.0, pause=probe.spin)
+        _set_paused(probe, True)
+        spawned = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lotusim_core.cli",
+                "spawn",
+                "hover_x500",
+                "x500",
+                "--enu",
+                "0",
+                "0",
+                str(START_UP_M),
+            ],
+            env=own_domain_env,
+            capture_output=True,
+            text=True,
+            timeout=120.0,
+            stdin=subprocess.DEVNULL,
+        )
+        assert spawned.returncode == 0 and "1 succeeded" in spawned.stdout, spawned
+        probe.wait_until(
+            "the rotor topics subscribed", lambda: all(p.get_subscription_count() for p in rotors), run, 60
+        )
+        for _ in range(3):  # held by the worker: sent a few times against a lost first message
+            for p in rotors:
+                p.publish(Float64(data=HOVER))
+            probe.spin(0.3)
+        probe.spin(1.0)
+        paused_at = clock[-1] if clock else 0.0
+        odom.clear()
+        _set_paused(probe, False)
+        probe.wait_until(
+            f"{WATCH_S} s of the x500's odometry",
+            lambda: bool(odom) and odom[-1][0] - paused_at >= WATCH_S,
+            run,
+            120.0,
+        )
+    finally:
+        probe.close()
+        stop_run(run)
+    samples = [(t - paused_at, x, y, z) for t, x, y, z in odom if t - paused_at <= WATCH_S + 1e-6]
+    assert len(samples) >= 40, tail(out)  # 10 Hz odometry
+    sink = 1.5 * G * TAU_UP  # m/s, the spin-up's
+    worst_height = max(abs(z - START_UP_M) for _, _, _, z in samples)
+    worst_line = max(abs(z - (START_UP_M - sink * t)) for t, _, _, z in samples)
+    worst_side = max(math.hypot(x, y) for _, x, y, _ in samples)
+    print(f"x500 hover: {len(samples)} odometry samples over {samples[-1][0]:.2f} s;", end=" ")
+    print(f"height error <= {worst_height:.3f} m,")
+    print(f"  off the 1.5 g tau_up line <= {worst_line:.4f} m, sideways <= {worst_side:.4f} m")
+    assert worst_height < ALTITUDE_ERROR_M
+    assert worst_line < LINE_ERROR_M
+    assert worst_side < 0.05
