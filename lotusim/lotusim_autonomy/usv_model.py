@@ -16,9 +16,11 @@ The same equations hold in FLU (v -> -v, r -> -r, Y -> -Y, N -> -N): the paramet
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from lotusim_core.base.fossen import m_rb
 from lotusim_core.base.vehicle_spec import VehicleSpec
@@ -105,28 +107,42 @@ def regressor(nu, nu_dot) -> np.ndarray:
 
 
 def simulate(model: Usv3Dof, nu0, tau, dt_s: float, eta0=(0.0, 0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
-    """Simulate the model from nu0 under tau (N, 3) held over each step dt_s (classic RK4); returns nu (N, 3) and
-    eta (N, 3) = [north, east, heading] (NED, m and rad), sample k at time k dt_s (the input of sample k acts
-    from k to k + 1). Several runs at once: nu0 (B, 3), tau (N, B, 3)."""
-    tau = np.asarray(tau, dtype=float)
-    nu = np.array(nu0, dtype=float)
-    eta = np.broadcast_to(np.asarray(eta0, dtype=float), nu.shape).copy()
-    out_nu, out_eta = np.empty(tau.shape), np.empty(tau.shape)
-    h = float(dt_s)
+    """Simulate the model from nu0 (3,) under tau (N, 3) held over each step dt_s (classic RK4); returns nu (N, 3)
+    and eta (N, 3) = [north, east, heading] (NED, m and rad; eta_dot = R(psi) [u, v], r), sample k at time
+    k dt_s (the input of sample k acts from k to k + 1)."""
+    tau = np.ascontiguousarray(tau, dtype=float).reshape(-1, 3)
+    x0 = np.concatenate([np.asarray(nu0, dtype=float).reshape(3), np.asarray(eta0, dtype=float).reshape(3)])
+    out = _simulate(model.zeta, x0, tau, float(dt_s))
+    return out[:, :3], out[:, 3:]
 
-    def f(x, t):
-        n, e = x[..., :3], x[..., 3:]
-        c, s = np.cos(e[..., 2]), np.sin(e[..., 2])
-        eta_dot = np.stack([c * n[..., 0] - s * n[..., 1], s * n[..., 0] + c * n[..., 1], n[..., 2]], axis=-1)
-        return np.concatenate([model.nu_dot(n, t), eta_dot], axis=-1)
 
-    x = np.concatenate([nu, eta], axis=-1)
-    for k in range(len(tau)):
-        out_nu[k], out_eta[k] = x[..., :3], x[..., 3:]
+@njit(cache=True)
+def _derivative(z, x, t, out):  # pragma: no cover - compiled
+    u, v, r, psi = x[0], x[1], x[2], x[5]
+    out[0] = (t[0] + z[1] * v * r - (z[3] + z[4] * abs(u)) * u) / z[0]
+    out[1] = (t[1] - z[0] * u * r - (z[5] + z[6] * abs(v)) * v) / z[1]
+    out[2] = (t[2] - (z[1] - z[0]) * u * v - (z[7] + z[8] * abs(r)) * r) / z[2]
+    c, s = math.cos(psi), math.sin(psi)
+    out[3] = c * u - s * v
+    out[4] = s * u + c * v
+    out[5] = r
+
+
+@njit(cache=True)
+def _simulate(z, x0, tau, h):  # pragma: no cover - compiled
+    n = tau.shape[0]
+    out = np.empty((n, 6))
+    x = x0.copy()
+    k1, k2, k3, k4, tmp = np.empty(6), np.empty(6), np.empty(6), np.empty(6), np.empty(6)
+    for k in range(n):
+        out[k] = x
         t = tau[k]
-        k1 = f(x, t)
-        k2 = f(x + 0.5 * h * k1, t)
-        k3 = f(x + 0.5 * h * k2, t)
-        k4 = f(x + h * k3, t)
+        _derivative(z, x, t, k1)
+        tmp[:] = x + 0.5 * h * k1
+        _derivative(z, tmp, t, k2)
+        tmp[:] = x + 0.5 * h * k2
+        _derivative(z, tmp, t, k3)
+        tmp[:] = x + h * k3
+        _derivative(z, tmp, t, k4)
         x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return out_nu, out_eta
+    return out

@@ -19,6 +19,7 @@ SUBCOMMANDS = [
     "lotusim_core.cli.current_profile",
     "lotusim_core.cli.bench",
     "lotusim_core.cli.vehicle_report",
+    "lotusim_core.cli.sysid",
 ]
 
 
