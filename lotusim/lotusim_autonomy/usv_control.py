@@ -272,7 +272,9 @@ class UsvAutopilot:
         if self.mode == "idle":
             self.status = UsvStatus("idle", 0.0, 0.0, 0.0, 0.0, True)
             return self.velocity.stop()
-        if self.mode != "velocity":
+        if self.mode == "velocity":
+            self.status = UsvStatus("velocity", float(self.nu_ref[0]), float(self.nu_ref[2]), 0.0, 0.0, False)
+        else:
             self.nu_ref = self._guidance(t_s, p_xy, yaw_enu, nu_frd)
         return self.velocity.step(nu_frd, self.nu_ref, h)
 
