@@ -54,6 +54,7 @@ setup(
             "depth_heading_autopilot = lotusim_autonomy.depth_heading_autopilot:main",
             "controller_host = lotusim_autonomy.controller_host:main",
             "station_keeper = lotusim_autonomy.rov_controller:main",
+            "usv_controller = lotusim_autonomy.usv_controller:main",
         ],
     },
 )
