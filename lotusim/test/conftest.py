@@ -140,7 +140,7 @@ def kill_what_the_test_left(request):
     if names:  # one killed while creating a shared-memory port would leave every later node waiting for it
         from lotusim_core.ros import shared_memory
 
-        shared_memory.remove_unused()
+        shared_memory.remove_unused(min_age_s=1.0)  # the killed processes' files; not a starting node's
     daemons = [n for n in names if "ros2cli.daemon" in n]
     others = [n for n in names if n not in daemons]
     if others:

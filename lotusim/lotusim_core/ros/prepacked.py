@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.logging import get_logger
 from rclpy.serialization import serialize_message
 
 from lotusim_core.ros import cdr_layout
@@ -394,10 +396,27 @@ class RawSequence:
         return self._buffer.tobytes()
 
 
-def raw_publish(publisher: Any) -> Any:
+def raw_publish(publisher: Any) -> Callable[[bytes], None]:
     """The function that publishes serialized bytes on an rclpy Publisher without Publisher.publish's per-call
     type checks and handle guard (about 4 us a call here: as much as the DDS write itself when nobody listens).
     Only for single-threaded owners that destroy the publisher after they stop calling it; falls back to
-    Publisher.publish if rclpy's internals differ."""
+    Publisher.publish if rclpy's internals differ.
+
+    A write that DDS refuses (seen on an overloaded host: "cannot publish data", a reliable writer whose
+    shared-memory buffers slow readers still hold) drops that one message with a warning (the first, then one per
+    100) instead of raising out of the step that published it, which ended the worker."""
     inner = getattr(publisher, "_Publisher__publisher", None)
-    return getattr(inner, "publish_raw", None) or publisher.publish
+    send = getattr(inner, "publish_raw", None) or publisher.publish
+    dropped = [0]
+
+    def publish(data: bytes) -> None:
+        try:
+            send(data)
+        except RCLError as exc:
+            dropped[0] += 1
+            if dropped[0] % 100 == 1:
+                get_logger("lotusim").warning(
+                    f"{publisher.topic_name}: {dropped[0]} message(s) dropped, DDS refused the write ({exc})"
+                )
+
+    return publish

@@ -5,13 +5,15 @@ Fast DDS keeps one file per shared-memory port and participant in /dev/shm (fast
 killed while it was creating one leaves a segment that is never marked initialised, and every later participant
 that needs the same port waits for it forever, inside rclpy's Node() (seen: a SIGKILL at the wrong moment, then
 no node of any ROS domain could start). `lotusim run` and `make test` remove them first, and the tests after killing
-a test's leftover processes; only files that no process has open or mapped are removed.
+a test's leftover processes; only files that no process has open or mapped, and that are not new (`MIN_AGE_S`),
+are removed.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 SHM = Path("/dev/shm")
@@ -36,20 +38,47 @@ def in_use() -> set[str]:
     return used
 
 
-def remove_unused() -> int:
-    """Remove the Fast DDS files of /dev/shm that no process uses; the number removed."""
+MIN_AGE_S = 10.0
+"""A file younger than this is never removed: a participant starting at the same moment creates its files before it
+maps them, and removing one then cuts that participant off from its peers (seen: `lotusim run` starting beside a
+test's listener, which then never heard one of the workers)."""
+
+
+def remove_unused(min_age_s: float = MIN_AGE_S) -> int:
+    """Remove the Fast DDS files of /dev/shm that no process uses and that are at least `min_age_s` old (s, by
+    their last change); the number removed. The candidates are listed before the processes' files are read, so a
+    file created meanwhile is never a candidate."""
     if not SHM.is_dir():
         return 0
+    candidates = _old_fast_dds_files(time.time() - min_age_s)
     used = in_use()
     removed = 0
-    for path in SHM.iterdir():
-        if path.name.startswith(("fastdds_", "sem.fastdds_")) and str(path) not in used:
-            try:
-                path.unlink()
-                removed += 1
-            except OSError as exc:  # another user's, or gone meanwhile
-                print(f"shared_memory: {path}: {exc}", file=sys.stderr)
+    for path in candidates:
+        if str(path) in used:
+            continue
+        try:
+            path.unlink()
+            removed += 1
+        except FileNotFoundError:  # removed meanwhile (by its owner, or another clean-up)
+            continue
+        except OSError as exc:  # another user's
+            print(f"shared_memory: {path}: {exc}", file=sys.stderr)
     return removed
+
+
+def _old_fast_dds_files(changed_before: float) -> list[Path]:
+    """Fast DDS files of /dev/shm whose last change (content or metadata, epoch s) is before `changed_before`."""
+    old = []
+    for path in SHM.iterdir():
+        if not path.name.startswith(("fastdds_", "sem.fastdds_")):
+            continue
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        if max(info.st_mtime, info.st_ctime) < changed_before:
+            old.append(path)
+    return old
 
 
 def main() -> int:

@@ -63,6 +63,9 @@ class MasServer(Node):
         self._worker_waiters: list[Future] = []
         # a goal sent before any worker reported waits this long (wall s): a cold worker compiles its kernels
         self.worker_wait_s = float(self.declare_parameter("worker_wait_s", WORKER_WAIT_S).value)
+        # the workers a start-up goal waits for (the scenario's; none given: the first that reports)
+        expected = self.declare_parameter("expected_workers", [""]).value
+        self.expected_workers = {w for w in expected if w}
         self.create_subscription(SimStats, "/lotusim/stats", self._on_stats, 10)
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         self.list_timeout_s = float(self.declare_parameter("list_timeout_s", 5.0).value)
@@ -140,27 +143,46 @@ class MasServer(Node):
         return None
 
     # --- the bulk command action ------------------------------------------------------------------------------
-    async def _wait_for_a_worker(self) -> None:
-        """A goal that arrives before any worker reported (start-up) waits up to worker_wait_s of wall time,
-        saying so every 5 s; at the limit, an error names the parameter (the goal's items are then refused)."""
-        if self.registry.workers or self.worker_wait_s <= 0:
+    def _workers_missing(self) -> set[str]:
+        """The expected workers that have not reported yet; {"any"} while no worker at all has."""
+        if not self.registry.workers:
+            return self.expected_workers or {"any"}
+        return self.expected_workers - set(self.registry.workers)
+
+    async def _wait_for_the_workers(self) -> None:
+        """A goal that arrives before the workers reported (start-up) waits up to worker_wait_s of wall time for
+        all of `expected_workers` (or for one, none being expected), saying so every 5 s: planned over the
+        workers known at once, a scenario's spawn would put every vessel on the first worker to report. At the
+        limit, it goes on with the workers it knows, or, knowing none, an error names the parameter (the goal's
+        items are then refused)."""
+        if not self._workers_missing() or self.worker_wait_s <= 0:
             return
-        waiter = Future()
-        self._worker_waiters.append(waiter)
         log, steady = self.get_logger(), Clock(clock_type=ClockType.STEADY_TIME)
         start = steady.now()
 
+        def waited_s() -> float:
+            return (steady.now() - start).nanoseconds * 1e-9
+
         def progress() -> None:
-            waited = (steady.now() - start).nanoseconds * 1e-9
-            log.info(f"fleet command: waiting for a dynamics worker, {waited:.0f} of {self.worker_wait_s:.0f} s")
+            missing = self._workers_missing()
+            what = "a dynamics worker" if missing == {"any"} else f"dynamics workers ({', '.join(sorted(missing))})"
+            log.info(f"fleet command: waiting for {what}, {waited_s():.0f} of {self.worker_wait_s:.0f} s")
 
         timer = self.create_timer(5.0, progress, clock=steady)
-        await self._await_at_most(waiter, self.worker_wait_s)
+        while self._workers_missing() and waited_s() < self.worker_wait_s:
+            waiter = Future()
+            self._worker_waiters.append(waiter)
+            await self._await_at_most(waiter, self.worker_wait_s - waited_s())
         self.destroy_timer(timer)
         if not self.registry.workers:
             log.error(
                 f"no dynamics worker reported on /lotusim/stats within {self.worker_wait_s:.0f} s "
                 "(parameter worker_wait_s): the fleet command's items are refused"
+            )
+        elif missing := self._workers_missing():
+            log.warning(
+                f"{', '.join(sorted(missing))} did not report within {self.worker_wait_s:.0f} s (parameter "
+                f"worker_wait_s): the fleet command goes to {', '.join(sorted(self.registry.workers))}"
             )
 
     async def _await_at_most(self, future: Future, timeout_s: float) -> None:
@@ -172,7 +194,7 @@ class MasServer(Node):
         self.destroy_timer(timer)
 
     async def _execute(self, goal_handle):
-        await self._wait_for_a_worker()
+        await self._wait_for_the_workers()
         items = goal_handle.request.items
         total = len(items)
         results: list[ItemResult | None] = [None] * total

@@ -80,8 +80,7 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
 
     out = tmp_path / "run.out"
     args = ["mixed_fleet_brest", "--workers", "2", "--rtf", "10", "--duration", "120", "--headless"]
-    run = start_run([*args, "--log-dir", str(tmp_path / "logs")], out, own_domain_env)
-    probe = Probe(int(own_domain_env["ROS_DOMAIN_ID"]))
+    probe = Probe(int(own_domain_env["ROS_DOMAIN_ID"]))  # up before the run's nodes start
     latest = {"worker_0": 0, "worker_1": 0}
     arrivals: dict[str, list[tuple[int, float]]] = {"worker_0": [], "worker_1": []}  # (stamp ns, monotonic s)
 
@@ -95,6 +94,7 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
         arrivals[worker].append((stamp, time.monotonic()))
 
     probe.node.create_subscription(FleetState, "/lotusim/fleet_state", on_state, 100, raw=True)
+    run = start_run([*args, "--log-dir", str(tmp_path / "logs")], out, own_domain_env)
     try:
         wait_for_text(out, "vessels spawned", run, 240.0, pause=probe.spin)
         assert "99 vessels spawned (0 failed)" in out.read_text()
@@ -106,7 +106,8 @@ def test_the_demo_fleet_runs_on_two_workers_under_lotusim_run(tmp_path, own_doma
         # both advanced after the spawn; checked at the end: 120 s of sim time at RTF 10 last 12 s of wall time
         # (a CI run once ended the 6 s of a 60 s run before the probe had heard from both workers)
         advanced = {w: (latest[w] - start[w]) / 1e9 for w in latest}
-        assert all(a > 1.0 for a in advanced.values()), f"sim seconds heard after the spawn: {advanced}"
+        heard = {w: (len(a), a[0][0] / 1e9 if a else None, a[-1][0] / 1e9 if a else None) for w, a in arrivals.items()}
+        assert all(a > 1.0 for a in advanced.values()), f"sim seconds heard after the spawn: {advanced}; {heard}"
         step_ns = round(load_scenario("mixed_fleet_brest").physics.step_s * 1e9)
         lags = _follower_lags(arrivals["worker_0"], arrivals["worker_1"], step_ns)
         print(f"\nfollower: {len(lags)} fleet states, lag behind the master median {np.median(lags):.2f} s")  # noqa: T201

@@ -62,6 +62,36 @@ def test_a_goal_sent_before_any_worker_waits_for_a_late_one(ros_context, capfd):
             node.destroy_node()
 
 
+def test_a_goal_waits_for_every_expected_worker_and_shares_the_fleet(ros_context, capfd):
+    """`lotusim run --workers 2` once put all 99 vessels on one worker: its goal reached the MAS server when that
+    server had heard from only one worker. With the scenario's workers expected, the goal waits for the second."""
+
+    def worker(k: int) -> DynamicsWorker:
+        lockstep = [Parameter("mode", value="lockstep")]
+        node = DynamicsWorker(context=ros_context, worker=f"worker_{k}", node_name=f"dynamics_{k}",
+                              parameter_overrides=lockstep)  # fmt: skip
+        nodes.append(node)
+        executor.add_node(node)
+        return node
+
+    executor, nodes, fleet = _mas_and_client(ros_context, expected_workers=["worker_0", "worker_1"])
+    try:
+        worker(0)
+        fleet.spin_for(2.0)
+        items = [create_item(f"auv_{k}", "remus100", (10.0 * k, 0.0, -5.0)) for k in range(4)]
+        handle = reliable_calls.send_goal(fleet.action, FleetCommand.Goal(items=items), fleet.spin_once)
+        fleet.spin_for(6.0)
+        assert "waiting for dynamics workers (worker_1), 5 of 300 s" in capfd.readouterr().err
+        worker(1)
+        result = reliable_calls.goal_result(handle, fleet.spin_once, 60.0).result
+        assert (result.succeeded, result.failed) == (4, 0), [r.reason for r in result.results]
+        assert sorted(r.worker for r in result.results) == ["worker_0", "worker_0", "worker_1", "worker_1"]
+    finally:
+        executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+
+
 def test_without_a_worker_the_goal_is_refused_after_the_stated_limit(ros_context, capfd):
     executor, nodes, fleet = _mas_and_client(ros_context, worker_wait_s=2.0)
     try:
