@@ -31,8 +31,8 @@ class FaultReport:
 
 @dataclass(frozen=True)
 class ContactEvent:
-    """An aerial vehicle touched down on (touchdown True) or lifted off (False) the surface below it; sim_time_s is
-    the end of the Fleet.step() call in which it happened (within its `steps` steps)."""
+    """An aerial vehicle touched down on (touchdown True) or lifted off (False) the surface below it at the end of
+    the step ending at sim_time_s (the last event of a vehicle within one Fleet.step() call of several steps)."""
 
     vessel: str
     sim_time_s: float
@@ -40,4 +40,4 @@ class ContactEvent:
 
     def __str__(self) -> str:
         what = "touched down on the surface" if self.touchdown else "lifted off the surface"
-        return f"vessel '{self.vessel}' {what} by t={self.sim_time_s:.3f} s"
+        return f"vessel '{self.vessel}' {what} at t={self.sim_time_s:.3f} s"

@@ -282,7 +282,6 @@ class Fleet:
         self._env_set = False
         self._waves_set = False
         self._hull_points: dict[float, np.ndarray] = {}  # V_HULL_KIND -> (K, 2) wave sample points, FRD m
-        self._n_aerial = 0  # aerial vehicles in the fleet: their surface contacts are watched after each step
         self._contact_events: list[ContactEvent] = []
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
@@ -406,7 +405,6 @@ class Fleet:
         self._specs.append(spec)
         self._index[name] = i
         self._n = i + 1
-        self._n_aerial += spec.domain == "aerial"
 
     def _pack(self, spec: VehicleSpec, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """pack_vessel, once per spec object: vessels of one catalogue model share one spec (the catalogue caches
@@ -428,7 +426,6 @@ class Fleet:
         """Remove vessel `name` (KeyError if unknown); the last row takes its place."""
         i = self.index(name)
         last = self._n - 1
-        self._n_aerial -= self._specs[i].domain == "aerial"
         t0, nt, f0, nf = self._vi[i]
         self._tp[t0 : t0 + nt, L.T_ALIVE] = 0.0
         self._fp[f0 : f0 + nf, L.F_ALIVE] = 0.0
@@ -508,7 +505,6 @@ class Fleet:
         elif self._env_set:
             xs[:, L.X_CUR : L.X_WIND + 3] = 0.0
             self._env_set = False
-        contact = xs[: self._n, L.X_CONTACT].copy() if self._n_aerial else None
         if waves is not None and waves.size > 0:
             nfault = self._step_in_waves(t_s, steps, waves)
         else:
@@ -516,8 +512,6 @@ class Fleet:
                 xs[:, L.X_WAVE : L.X_WAVE + 6] = 0.0
                 self._waves_set = False
             nfault = self._kernel(steps)
-        if contact is not None:
-            self._note_contacts(contact, t_s + steps * self.dt_s)
         if not nfault:
             return []
         return self._collect_faults(t_s)
@@ -534,10 +528,10 @@ class Fleet:
         nfault = 0
         for k in range(steps):
             self._sample_waves(t_s + k * self.dt_s, waves)
-            before = self._status[: self._n] == 0
+            before = self._status[: self._n].copy()
             found = self._kernel(1)
             if found:
-                self._fault_step[: self._n][before & (self._status[: self._n] != 0)] += k
+                self._fault_step[: self._n][self._status[: self._n] != before] += k
                 nfault += found
         return nfault
 
@@ -576,16 +570,16 @@ class Fleet:
             self._xs[:n, col : col + 3] = values
         self._env_set = True
 
-    def _note_contacts(self, before: np.ndarray, t_end_s: float) -> None:
-        """ContactEvents of the vehicles whose contact flag changed over the last step() call (at its end time)."""
-        after = self._xs[: self._n, L.X_CONTACT]
-        for i in np.flatnonzero(after != before):
-            self._contact_events.append(ContactEvent(self.names[i], float(t_end_s), bool(after[i] > 0.0)))
-
     def _collect_faults(self, t_s: float) -> list:
         reports = []
         for i in np.flatnonzero(self._status[: self._n]):
             code = int(self._status[i])
+            if code in (L.EVENT_TOUCHDOWN, L.EVENT_LIFTOFF):  # not a fault: the vessel runs on
+                t_event = float(t_s) + self.dt_s * (int(self._fault_step[i]) + 1)
+                self._contact_events.append(ContactEvent(self.names[i], t_event, code == L.EVENT_TOUCHDOWN))
+                self._fault_step[i] = 0
+                self._status[i] = 0
+                continue
             detail = REASONS.get(code, f"fault code {code}")
             if code == L.FAULT_SPEED:
                 detail += f" ({self.max_speed_mps} m/s)"
@@ -644,7 +638,6 @@ class Fleet:
             fleet._register_hull(spec)
         fleet._index = {name: i for i, name in enumerate(fleet.names)}
         fleet._n = n
-        fleet._n_aerial = sum(s.domain == "aerial" for s in fleet._specs)
         fleet._env_set = True
         fleet._waves_set = True  # the restored sea columns are cleared by a step without waves
         return fleet

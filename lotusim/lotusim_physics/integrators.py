@@ -68,6 +68,20 @@ def _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr):
 
 
 @njit(cache=True)
+def _surface_contact_event(x, xs, i, prm, status, fault_step, s):
+    """An aerial vehicle's surface contact after step s (rotors.surface_contact): xs[i, X_CONTACT] updated; a
+    touchdown or lift-off is written to status / fault_step like a fault (the vehicle is not frozen). Returns 1 for
+    an event, else 0."""
+    contact = 1.0 if surface_contact(x, prm[L.V_CONTACT_H], xs[i, L.X_WAVE]) else 0.0
+    if contact == xs[i, L.X_CONTACT]:
+        return 0
+    xs[i, L.X_CONTACT] = contact
+    status[i] = L.EVENT_TOUCHDOWN if contact > 0.0 else L.EVENT_LIFTOFF
+    fault_step[i] = s
+    return 1
+
+
+@njit(cache=True)
 def _check(x, max_speed, max_rate, max_pos):
     """Fault code of a state x (13,): 0 if finite and within limits."""
     for j in range(L.X_STATE):
@@ -87,7 +101,8 @@ def step_fleet(
     xs, vp, vi, tp, fp, frozen, status, fault_step, n, dt, substeps, steps, method, rho, g, max_speed, max_rate, max_pos
 ):
     """Advance vessels 0 .. n-1 by `steps` steps of dt (the environment columns of xs held); returns the number of
-    vessels frozen (codes in status, the step of the fault within this call in fault_step).
+    vessels frozen or with an event (codes in status, the step of the fault or event within this call in
+    fault_step; an aerial vehicle's touchdown or lift-off is an event: layout.EVENT_*).
 
     Vessels do not interact within a call, so each vessel runs all its steps in turn (its rows stay in cache):
     the result is bit-identical to `steps` calls of one step. A frozen vessel keeps its last valid state."""
@@ -132,7 +147,7 @@ def step_fleet(
                 x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp, f0, nf, h, substeps, method, rho, g
             )
             if prm[L.V_AERIAL] > 0.0:
-                xs[i, L.X_CONTACT] = 1.0 if surface_contact(x, prm[L.V_CONTACT_H], xs[i, L.X_WAVE]) else 0.0
+                nfault += _surface_contact_event(x, xs, i, prm, status, fault_step, s)
             code = _check(x, max_speed, max_rate, max_pos)
             if code != L.FAULT_NONE:
                 fault_step[i] = s

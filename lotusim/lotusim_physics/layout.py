@@ -128,3 +128,6 @@ FAULT_SPEED = 2
 FAULT_RATE = 3
 FAULT_POSITION = 4
 FAULT_NONFINITE_ENV = 5
+# events that do not freeze (written to status the same way, reported by the Fleet as ContactEvents)
+EVENT_TOUCHDOWN = 10  # an aerial vehicle came to rest on the surface below it
+EVENT_LIFTOFF = 11  # ... and left it

@@ -31,7 +31,7 @@ def _build(n: int, model: str, dt_s: float, integrator: str, substeps: int = 1) 
     spec = load_vehicle(model)
     fleet = Fleet(dt_s, integrator=integrator, substeps=substeps, capacity=n)
     rng = np.random.default_rng(0)
-    z = 0.0 if spec.domain == "surface" else 20.0
+    z = {"surface": 0.0, "aerial": -20.0}.get(spec.domain, 20.0)  # NED: drones 20 m up, AUVs 20 m down
     cmd = [0.7 * t.command_max for t in spec.thrusters]
     fins = [0.05] * len(spec.fins)
     for i in range(n):

@@ -27,6 +27,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.sim.process_launcher import die_with_parent
 
 # Anchors ([Buche2025] Table V and the LOTUSim multi-agent benchmark data [LOTUSimBenchmark2026]):
@@ -169,12 +170,13 @@ def measure(
         fleet.spin_for(1.0)  # let the server match our response readers (DDS discovery race)
         spin_until(lambda: bool(stats), 30.0, "the worker's first stats")
         fleet_vessels = []
+        up_m = 20.0 if load_vehicle(model).domain == "aerial" else -20.0  # drones in the air, the others in the sea
         for k in range(vessels):
             vessel = VesselDescription(name=f"{model}_{k:05d}", model=model, pose_frame=VesselDescription.POSE_ENU)
             vessel.pose.position.x, vessel.pose.position.y, vessel.pose.position.z = (
                 float(5 * (k % 100)),
                 float(5 * (k // 100)),
-                -20.0,
+                up_m,
             )
             fleet_vessels.append(vessel)
         for _attempt in range(20):  # the mas_server finds the worker from its stats (about 1 s after start)
