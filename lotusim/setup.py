@@ -55,6 +55,7 @@ setup(
             "controller_host = lotusim_autonomy.controller_host:main",
             "station_keeper = lotusim_autonomy.rov_controller:main",
             "usv_controller = lotusim_autonomy.usv_controller:main",
+            "flight_controller = lotusim_autonomy.multirotor_controller:main",
         ],
     },
 )

@@ -123,11 +123,12 @@ def main(args: list[str] | None = None) -> None:
 
 def _registry() -> dict[str, type]:
     from lotusim_autonomy.depth_heading_autopilot import DepthHeadingAutopilot
+    from lotusim_autonomy.multirotor_controller import FlightController
     from lotusim_autonomy.rov_controller import StationKeeper
     from lotusim_autonomy.usv_controller import UsvController
     from lotusim_autonomy.waypoint_follower import WaypointFollower
 
-    kinds = (WaypointFollower, DepthHeadingAutopilot, StationKeeper, UsvController)
+    kinds = (WaypointFollower, DepthHeadingAutopilot, StationKeeper, FlightController, UsvController)
     types: dict[str, type] = {c.TYPE: c for c in kinds}
     return types
 

@@ -1,0 +1,265 @@
+"""flight_controller: the multirotor flight controller (X500), a vessel controller (contract: controller_host.py) on
+the standard per-vessel topics (docs/autonomy.md, 'Flight controller'). ROS only converts messages here; the
+control law and the flight phases are lotusim_autonomy.multirotor (ROS-free).
+
+  in   <vessel>/odom                  nav_msgs/Odometry (map ENU, base_link FLU; at 50 Hz: physics.odom_rate_hz)
+  in   <vessel>/cmd_vel               geometry_msgs/Twist, REP 103: linear x forward, y left, z up (m/s) in the
+                                       drone's level heading frame (cmd_vel_frame: body, the default) or x east,
+                                       y north, z up in `map` (cmd_vel_frame: map); angular.z yaw rate (rad/s,
+                                       counter-clockwise seen from above). Held cmd_vel_timeout_s (0.5 s), then
+                                       the drone holds where it is
+  in   <vessel>/goal_pose             geometry_msgs/PoseStamped in `map` ENU: fly there and hold it; the
+                                       orientation's yaw is the heading (an all-zero quaternion keeps it)
+  srv  <vessel>/takeoff               std_srvs/Trigger: arm and climb takeoff_height_m (5 m) above where it is
+  srv  <vessel>/land                  std_srvs/Trigger: descend where it is at land_speed_mps, rotors off at touchdown
+  out  <vessel>/thrusters/<rotor>/cmd std_msgs/Float64, motor speed command, rad/s (the rotors of the vehicle file)
+  out  <vessel>/flight_controller/status  std_msgs/Float64MultiArray, layout label STATUS_LABEL (while subscribed)
+
+Set-points from params["setpoints"] (scenario `setpoints:`; all optional):
+  waypoints            [[x, y], ...] map ENU m or [{latitude_deg, longitude_deg}, ...] (as scenario.py hands them
+                       on: waypoints_enu and latitude/longitude lists), flown at altitude_m after a takeoff
+  altitude_m           map z (m above the sea surface z = 0) of the waypoints; default: the takeoff altitude
+  altitudes_m          one altitude per waypoint instead
+  heading_deg          compass heading held (default: the heading at the start)
+  speed_mps            horizontal speed along the route (0: speed_max_mps)
+  acceptance_radius_m  a waypoint is reached within this distance (0: 1 m); loop: fly the route again
+  takeoff              true: take off at the first odometry (the default when waypoints are given)
+Without set-points the drone holds where it is from the first odometry (in the air, or idling on a deck).
+One control step per odometry message, h = difference of the stamps (sim time); gains: MultirotorGains field
+names, phase settings: PilotSettings field names, both as parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_srvs.srv import Trigger
+
+from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.multirotor import (
+    PHASES,
+    FlightMission,
+    MultirotorGains,
+    MultirotorPilot,
+    PilotSettings,
+    cannot_fly,
+)
+from lotusim_autonomy.odometry import NedState
+from lotusim_core.base import frames
+from lotusim_core.base.vehicle_spec import VehicleSpec
+
+STATUS_LABEL = "stamp_s,phase,waypoint_index,waypoint_count,x_m,y_m,z_m,target_error_m,done"
+SETPOINT_KEYS = (
+    "waypoints",
+    "acceptance_radius_m",
+    "speed_mps",
+    "loop",
+    "heading_deg",
+    "altitude_m",
+    "altitudes_m",
+    "takeoff",
+)
+SLOW_ODOMETRY_S = 0.03  # a control step longer than this is too slow for the rate loop (warned once)
+
+
+class FlightController:
+    """One multirotor's flight controller on a host node (contract: controller_host.py)."""
+
+    TYPE = "flight_controller"
+    SETPOINT_KEYS = SETPOINT_KEYS
+    REQUIRED_SETPOINTS = ()
+
+    @classmethod
+    def cannot_drive(cls, spec: VehicleSpec) -> str | None:
+        """Why the flight controller cannot fly this vehicle (it flies multirotors with rotor thrusters)."""
+        return cannot_fly(spec)
+
+    def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
+        self.node, self.vessel = node, vessel
+        where = f"{self.TYPE} {vessel}"
+        read = ParamReader(params, where)
+        self.model = read.model()
+        spec = read.vehicle(self.cannot_drive)
+        gains, settings = MultirotorGains(), PilotSettings()
+        for obj in (gains, settings):
+            for f in fields(obj):
+                setattr(obj, f.name, read.number(f.name, getattr(obj, f.name), 0.0))
+        self.cmd_vel_frame = read.text("cmd_vel_frame", "body", ("body", "map"))
+        read.origin()  # the waypoints arrive in map ENU from scenario.py (lat/lon converted there)
+        self._initial = self._parse_setpoints(read.setpoints(), f"{where}: setpoints")
+        read.finish()
+        self.pilot = MultirotorPilot(spec, gains, settings)
+        v = vessel
+        self._endpoints = made = Endpoints(node)
+        self._rotors = self.pilot.controller.mixer.names
+        self._pubs = [made.publisher(Float64, f"{v}/thrusters/{name}/cmd") for name in self._rotors]
+        self._status_pub = made.publisher(Float64MultiArray, f"{v}/flight_controller/status")
+        made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
+        made.subscription(Twist, f"{v}/cmd_vel", self._on_cmd_vel, 1)
+        made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
+        made.service(Trigger, f"{v}/takeoff", self._on_takeoff)
+        made.service(Trigger, f"{v}/land", self._on_land)
+        self.state: NedState | None = None
+        self.updates = 0  # control steps done
+        self.odom_count = 0  # odometry messages handled
+        self._warned_slow = False
+        self.last_commands = np.zeros(len(self._rotors))
+        node.get_logger().info(f"flight controller for {v} ({self.model}), set-points {self._initial}")
+
+    def close(self) -> None:
+        """Destroy this controller's endpoints on the host node."""
+        self._endpoints.close()
+
+    # --- set-points ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def _parse_setpoints(sp: dict[str, Any], where: str) -> dict[str, Any]:
+        """Check the controller's own set-point keys (scenario.py has checked the waypoints)."""
+        out = dict(sp)
+        for key in ("altitude_m", "heading_deg", "speed_mps", "acceptance_radius_m"):
+            if key in out and (isinstance(out[key], bool) or not isinstance(out[key], (int, float))):
+                raise ValueError(f"{where}.{key}: expected a number, got {out[key]!r}")
+        points = out.get("waypoints_enu") or []
+        alts = out.get("altitudes_m")
+        if alts is not None and (not isinstance(alts, list) or len(alts) != len(points)):
+            raise ValueError(f"{where}.altitudes_m: expected one altitude per waypoint ({len(points)}), got {alts!r}")
+        if "takeoff" in out and not isinstance(out["takeoff"], bool):
+            raise ValueError(f"{where}.takeoff: expected true or false, got {out['takeoff']!r}")
+        return out
+
+    def _start(self, s: NedState) -> None:
+        """At the first odometry: the scenario's set-points (a takeoff, a route), else hold where it is."""
+        sp, self._initial = self._initial, None
+        if "heading_deg" in sp:
+            self.pilot.heading_rad = math.radians(float(sp["heading_deg"]))
+        points = sp.get("waypoints_enu") or []
+        default_altitude = -(s.position_ned_m[2] - self.pilot.settings.takeoff_height_m)
+        altitude = float(sp.get("altitude_m", default_altitude))
+        if sp.get("takeoff", bool(points)):
+            self.pilot.takeoff(s, -altitude if points else None)
+        if points:
+            alts = sp.get("altitudes_m") or [altitude] * len(points)
+            ned = [np.array([float(y), float(x), -float(z)]) for (x, y), z in zip(points, alts, strict=True)]
+            radius = float(sp.get("acceptance_radius_m") or 1.0)
+            speed = float(sp.get("speed_mps") or 0.0) or None
+            self.pilot.set_mission(FlightMission(ned, radius, speed, bool(sp.get("loop", False))))
+
+    def _warn(self, topic: str, reason: str) -> None:
+        self.node.get_logger().warning(f"{self.vessel}/{topic}: {reason}; ignored")
+
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        lin, ang = msg.linear, msg.angular
+        values = [lin.x, lin.y, lin.z, ang.z]
+        if not all(math.isfinite(x) for x in values):
+            return self._warn("cmd_vel", "expected finite numbers")
+        if self.state is None:
+            return self._warn("cmd_vel", "no odometry yet")
+        if self.cmd_vel_frame == "map":
+            v_ned = frames.enu_to_ned(np.array([lin.x, lin.y, lin.z]))
+        else:  # level heading frame FLU: x forward along the heading, y left, z up
+            psi = float(self.state.rpy_ned_rad[2])
+            fwd, right = lin.x, -lin.y
+            v_ned = np.array(
+                [fwd * math.cos(psi) - right * math.sin(psi), fwd * math.sin(psi) + right * math.cos(psi), -lin.z]
+            )
+        ok, why = self.pilot.set_velocity(v_ned, -ang.z, self.state.t_s)
+        if not ok:
+            self._warn("cmd_vel", why)
+
+    def _on_goal(self, msg: PoseStamped) -> None:
+        p, q = msg.pose.position, msg.pose.orientation
+        if msg.header.frame_id not in ("", "map"):
+            return self._warn("goal_pose", f"expected frame_id 'map' (ENU), got {msg.header.frame_id!r}")
+        if not all(math.isfinite(x) for x in (p.x, p.y, p.z, q.x, q.y, q.z, q.w)):
+            return self._warn("goal_pose", "expected finite numbers")
+        heading = None
+        if q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w > 1e-12:
+            yaw_enu = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+            heading = float(frames.yaw_enu_to_ned(yaw_enu))
+        ok, why = self.pilot.goto(np.array([p.y, p.x, -p.z]), heading)
+        if not ok:
+            return self._warn("goal_pose", why)
+        self.node.get_logger().info(f"{self.vessel}: goal ({p.x:.2f}, {p.y:.2f}, {p.z:.2f}) m")
+
+    def _on_takeoff(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        if self.state is None:
+            response.success, response.message = False, "no odometry yet"
+        else:
+            response.success, response.message = self.pilot.takeoff(self.state)
+        return response
+
+    def _on_land(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        if self.state is None:
+            response.success, response.message = False, "no odometry yet"
+        else:
+            response.success, response.message = self.pilot.land(self.state)
+        return response
+
+    # --- control ---------------------------------------------------------------------------------------------
+    def _on_odom(self, msg: Odometry) -> None:
+        self.odom_count += 1
+        taken = take_odometry(self, msg)
+        if taken is None:
+            return
+        s, h = taken
+        if self._initial is not None:
+            self._start(s)
+        if h <= 0.0 and self.updates > 0:  # a stamp that did not advance: no step (the first one steps with h 0)
+            return
+        if h > SLOW_ODOMETRY_S and not self._warned_slow:
+            self._warned_slow = True
+            self.node.get_logger().warning(
+                f"{self.vessel}: odometry every {h:.3f} s; the flight controller's rate loop needs >= 40 Hz "
+                "(scenario physics.odom_rate_hz: 50)"
+            )
+        try:
+            cmd = self.pilot.step(s, h)
+            if not np.all(np.isfinite(cmd)):
+                raise ValueError(f"non-finite rotor commands {cmd.tolist()}")
+        except (ValueError, FloatingPointError) as exc:  # a failed step holds the last commands
+            self.node.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc})")
+            cmd = self.last_commands
+        self.last_commands = cmd
+        for pub, value in zip(self._pubs, cmd, strict=True):
+            pub.publish(Float64(data=float(value)))
+        if self._status_pub.get_subscription_count() > 0:
+            self._publish_status(s)
+        self.updates += 1
+
+    def _publish_status(self, s: NedState) -> None:
+        pilot, m = self.pilot, self.pilot.mission
+        target = pilot.target.position_ned_m
+        error = float(np.linalg.norm(target - s.position_ned_m)) if target is not None else 0.0
+        x, y, z = frames.ned_to_enu(s.position_ned_m)
+        out = Float64MultiArray()
+        out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=9, stride=9)]
+        out.data = [
+            s.t_s,
+            float(PHASES.index(pilot.phase)),
+            float(m.index if m else 0),
+            float(len(m.points_ned) if m else 0),
+            float(x),
+            float(y),
+            float(z),
+            error,
+            float(bool(m and m.done)),
+        ]
+        self._status_pub.publish(out)
+
+
+class FlightControllerNode(SingleControllerNode):
+    """The standalone node: one flight controller, its params from the node's ROS parameters."""
+
+    def __init__(self, **node_kwargs) -> None:
+        super().__init__(FlightController, **node_kwargs)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of `ros2 run lotusim flight_controller --ros-args -p vessel:=drone -p model:=x500`."""
+    main_for(FlightControllerNode, FlightController.TYPE, args)

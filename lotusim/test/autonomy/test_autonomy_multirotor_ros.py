@@ -1,0 +1,183 @@
+"""The flight controller over real DDS: hosted by controller_host, flying an X500 spawned in the dynamics worker in
+lockstep (odometry at 50 Hz, one physics step of 0.02 s per control step), and a scenario under `lotusim run` whose
+X500 takes off from the sea, flies to a waypoint and holds it. Checks use the ground-truth odometry."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import PoseStamped, Twist, Vector3  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from lotusim_autonomy.controller_host import ControllerHost  # noqa: E402
+from lotusim_autonomy.multirotor_controller import STATUS_LABEL, FlightControllerNode  # noqa: E402
+from simnodes import Sim, create_item, spin_until  # noqa: E402
+
+pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+STEP_S = 0.02
+
+
+def run_lockstep(sim: Sim, fc, cycles: int) -> None:
+    """One physics step (one odometry message at 50 Hz), wait for the controller's answer at the worker; repeat."""
+    entry = sim.worker.vessels["drone"]
+    for _ in range(cycles):
+        target = fc.odom_count + 1
+        sim.step(1)
+        spin_until(sim.executor, lambda t=target: fc.odom_count >= t, 10.0, "flight controller update")
+        spin_until(sim.executor, lambda: np.array_equal(entry.thruster_cmd, fc.last_commands), 10.0,
+                   "commands at the worker")  # fmt: skip
+
+
+def call(sim: Sim, client) -> Trigger.Response:
+    spin_until(sim.executor, client.service_is_ready, 10.0, f"{client.srv_name} ready")
+    future = client.call_async(Trigger.Request())
+    spin_until(sim.executor, future.done, 10.0, f"{client.srv_name} reply")
+    return future.result()
+
+
+def test_hosted_flight_controller_hovers_takes_off_flies_a_goal_and_lands_an_x500(ros_context):
+    """An X500 spawned at 10 m holds there; takeoff climbs 5 m; a goal_pose 10 m away is reached and held within
+    0.1 m; cmd_vel 1 m/s forward moves it north-east along its heading; land puts it on the sea with its rotors
+    stopped."""
+    sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=50.0)
+    host = None
+    try:
+        assert sim.command([create_item("drone", "x500", (0.0, 0.0, 10.0))]).results[0].ok
+        spec = "[{type: flight_controller, vessel: drone, params: {model: x500, setpoints: {heading_deg: 45.0}}}]"
+        host = ControllerHost(context=ros_context, parameter_overrides=[Parameter("controllers_yaml", value=spec)])
+        sim.executor.add_node(host)
+        fc = host.controllers[("flight_controller", "drone")]
+        odom: list[Odometry] = []
+        status: list[Float64MultiArray] = []
+        sim.client.create_subscription(Odometry, "/drone/odom", odom.append, 10000)
+        sim.client.create_subscription(Float64MultiArray, "/drone/flight_controller/status", status.append, 10000)
+        goal_pub = sim.client.create_publisher(PoseStamped, "/drone/goal_pose", 10)
+        vel_pub = sim.client.create_publisher(Twist, "/drone/cmd_vel", 10)
+        takeoff = sim.client.create_client(Trigger, "/drone/takeoff")
+        land = sim.client.create_client(Trigger, "/drone/land")
+        spin_until(sim.executor, lambda: host.count_publishers("/drone/odom") > 0, 10.0, "odometry matched")
+        spin_until(sim.executor, lambda: goal_pub.get_subscription_count() > 0, 10.0, "goal_pose matched")
+        spin_until(sim.executor, lambda: vel_pub.get_subscription_count() > 0, 10.0, "cmd_vel matched")
+
+        def position() -> np.ndarray:
+            p = odom[-1].pose.pose.position
+            return np.array([p.x, p.y, p.z])
+
+        run_lockstep(sim, fc, 150)  # 3 s: turn to 45°, hold 10 m
+        assert np.linalg.norm(position() - [0.0, 0.0, 10.0]) < 0.1
+        answer = call(sim, takeoff)
+        assert answer.success, answer.message
+        run_lockstep(sim, fc, 300)  # 6 s
+        assert abs(position()[2] - 15.0) < 0.3 and fc.pilot.phase == "hold"
+
+        goal = PoseStamped()
+        goal.header.frame_id = "map"
+        goal.pose.position.x, goal.pose.position.y, goal.pose.position.z = 8.0, 6.0, 12.0
+        goal.pose.orientation.w = 1.0  # ENU yaw 0: facing east
+        goal_pub.publish(goal)
+        spin_until(sim.executor, lambda: fc.pilot.hold_ned is not None and fc.pilot.hold_ned[0] == 6.0, 10.0, "goal")
+        run_lockstep(sim, fc, 500)  # 10 s
+        error = np.linalg.norm(position() - [8.0, 6.0, 12.0])
+        print(f"\nflight controller over DDS: 10 m goal, error after 10 s {error:.3f} m")
+        assert error < 0.1
+        fields = dict(zip(STATUS_LABEL.split(","), status[-1].data, strict=True))
+        assert status[-1].layout.dim[0].label == STATUS_LABEL and fields["phase"] == 2.0  # hold
+
+        start = position()
+        for _ in range(10):  # 1 m/s forward (east: it faces east), 0.2 s apart, 2 s in all
+            vel_pub.publish(Twist(linear=Vector3(x=1.0)))
+            run_lockstep(sim, fc, 10)
+        run_lockstep(sim, fc, 150)  # the set-point times out: hold
+        moved = position() - start
+        print(f"cmd_vel 1 m/s east for 2 s: moved {moved.round(3).tolist()} m")
+        assert 1.0 < moved[0] < 3.5 and abs(moved[1]) < 0.3 and fc.pilot.phase == "hold"
+
+        answer = call(sim, land)
+        assert answer.success, answer.message
+        run_lockstep(sim, fc, 1250)  # 25 s: 12 m at 0.7 m/s, then 1 s still
+        print(f"landed at {position().round(3).tolist()}, phase {fc.pilot.phase}")
+        assert fc.pilot.phase == "disarmed" and np.all(fc.last_commands == 0.0)
+        assert position()[2] < 0.5 and sim.worker.fleet.in_contact[sim.worker.fleet.index("drone")]
+    finally:
+        if host is not None:
+            host.close()
+            host.destroy_node()
+        sim.close()
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"model": "wamv"}, "model: the flight controller flies multirotors"),
+        ({"model": "x500", "setpoints.altitudes_m": [1.0]}, "setpoints.altitudes_m: expected one altitude"),
+        ({"model": "x500", "rate_gain": 1.0}, "unknown parameter(s) ['rate_gain']"),
+        ({"model": "x500", "cmd_vel_frame": "odom"}, "cmd_vel_frame: expected one of"),
+    ],
+)
+def test_standalone_node_refuses_bad_parameters_with_the_key(ros_context, params, message):
+    overrides = [Parameter("vessel", value="drone")] + [Parameter(k, value=v) for k, v in params.items()]
+    with pytest.raises(ValueError) as info:
+        FlightControllerNode(context=ros_context, parameter_overrides=overrides)
+    assert str(info.value).startswith("flight_controller drone: ") and message in str(info.value)
+
+
+E2E_SCENARIO = """
+name: x500_hop
+description: an X500 takes off from the sea, flies to a waypoint 20 m away at 10 m and holds it
+seed: 5
+duration_s: 40.0
+world:
+  origin: {latitude_deg: 48.3, longitude_deg: -4.6}
+physics: {step_s: 0.02, odom_rate_hz: 50.0}
+environment:
+  wind: {speed_mps: 3.0, from_deg: 270.0}
+vessels:
+  - {name: drone, model: x500, pose: {position: [0.0, 0.0, 0.3]}, sensors: {imu: {rate_hz: 50.0}}}
+controllers:
+  - {type: flight_controller, vessel: drone, setpoints: {waypoints: [[20.0, 0.0]], altitude_m: 10.0}}
+"""
+
+
+def test_lotusim_run_flies_an_x500_to_its_waypoint_and_holds_it(tmp_path, own_domain_env):
+    """The user's path: a scenario through `lotusim run` (nodes and a controller_host as processes, real time,
+    a 3 m/s wind); the recorded odometry shows the takeoff and, over 10 s before the last 3 s, the drone within
+    0.3 m of (20, 0, 10)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from rosbags.highlevel import AnyReader
+
+    from lotusim_core.sim.recorder import make_typestore
+
+    scenario, record = tmp_path / "x500.yaml", tmp_path / "rec"
+    scenario.write_text(E2E_SCENARIO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario), "--headless", "--record", str(record)],
+        env=own_domain_env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 vessels spawned (0 failed)" in proc.stdout and "1 controller(s)" in proc.stdout
+    with AnyReader([Path(record)], default_typestore=make_typestore()) as reader:
+        (connection,) = [c for c in reader.connections if c.topic == "/drone/odom"]
+        rows = []
+        for conn, _, raw in reader.messages(connections=[connection]):
+            m = reader.deserialize(raw, conn.msgtype)
+            p = m.pose.pose.position
+            rows.append((m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, p.x, p.y, p.z))
+    a = np.array(rows)
+    late = (a[:, 0] >= a[-1, 0] - 13.0) & (a[:, 0] <= a[-1, 0] - 3.0)
+    error = np.linalg.norm(a[:, 1:] - [20.0, 0.0, 10.0], axis=1)
+    print(f"\nx500 under lotusim run: odometry {a[0, 0]:.1f}-{a[-1, 0]:.1f} s, top {a[:, 3].max():.2f} m, "
+          f"error over the last 10 s {error[late].max():.3f} m")  # fmt: skip
+    assert a[0, 3] < 1.0 and a[:, 3].max() > 8.0
+    assert a[-1, 0] - a[0, 0] >= 30.0 and math.isfinite(error[late].max())
+    assert error[late].max() < 0.3
