@@ -45,12 +45,18 @@ def load_model(model: str):
     from lotusim_core.base.catalogue import UnknownModelError, list_models, load_vehicle
 
     try:
-        return load_vehicle(model)
+        spec = load_vehicle(model)
     except UnknownModelError:
         raise ValueError(
             f"vehicle-report: unknown model {model!r}; known models: {', '.join(list_models())} "
             "(or the path of a vehicle YAML file)"
         ) from None
+    if spec.domain == "aerial":  # the manoeuvres are the sea's (speed, turning circles, zig-zags)
+        raise ValueError(
+            f"vehicle-report: {spec.name} is an aerial vehicle; the report runs marine manoeuvres "
+            "(its hover, motor and drift checks: docs/vehicles.md, 'X500')"
+        )
+    return spec
 
 
 def cmd_vehicle_report(args: argparse.Namespace) -> int:

@@ -72,3 +72,14 @@ def test_vehicle_report_unknown_model_lists_the_known_ones(tmp_path):
     assert len(lines) == 1 and "unknown model 'no_such_boat'" in lines[0]
     assert all(name in lines[0] for name in list_models())
     assert not (tmp_path / "x").exists()
+
+
+def test_vehicle_report_of_an_aerial_model_says_it_runs_marine_manoeuvres(tmp_path):
+    proc = subprocess.run(
+        [*lotusim_command(), "vehicle-report", "x500", "--out", str(tmp_path / "x")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "x500 is an aerial vehicle" in proc.stderr and not (tmp_path / "x").exists()
