@@ -161,6 +161,7 @@ VESSEL_ERRORS = [
         "at or below the sea floor",
     ),
     ("{name: x, model: remus100, pose: {position: [0, 0, 2.0]}}", "vessels[x].pose", "above the sea surface"),
+    ("{name: x, model: x500, pose: {position: [0, 0, -2.0]}}", "vessels[x].pose", "aerial vehicle starts 2 m below"),
     ("{name: x, model: remus100, worker: worker_1}", "vessels[x].worker", "physics.workers = 1"),
     ("{name: x, model: remus100, speed: 3}", "vessels[x].speed", "unknown key"),
 ]
@@ -497,3 +498,9 @@ def test_controllers_expand_patterns_and_convert_waypoints(tmp_path):
     assert c.setpoints["waypoints_enu"][0] == [100.0, 0.0]
     auto = [c for c in sc.controllers if c.type == "depth_heading_autopilot"][0]
     assert auto.setpoints == {"depth_m": 10.0, "heading_deg": 90.0}
+
+
+def test_an_aerial_vehicle_starts_in_the_air_from_a_scenario(tmp_path):
+    path = write(tmp_path, textwrap.dedent(BASE) + "  - {name: drone, model: x500, pose: {position: [5, 5, 30]}}\n")
+    sc = load_scenario(path)
+    assert sc.vessel("drone").domain == "aerial" and sc.vessel("drone").position_enu == (5.0, 5.0, 30.0)
