@@ -258,3 +258,36 @@ def test_a_drone_rests_on_a_swell_and_rides_it():
             worst = max(worst, abs(fleet.position_ned[0, 2] + eta + CONTACT_H))
     assert worst < 0.01
     assert fleet.in_contact[0]
+
+
+def test_differential_rotor_speeds_roll_and_yaw_the_drone_as_px4s_quad_x(x500):
+    """Left rotors (1, 2) faster: roll to the right, K = 0.174 m x 2 dT; cw rotors (2, 3) faster: yaw anticlockwise
+    seen from above (r < 0 FRD), N = -2 k_m dT (the ccw rotors' reaction is clockwise). First step's accelerations
+    against K / I_xx and N / I_zz of the file's inertia (CG 2 mm above CO: the rotation about CO differs by m z_g^2)."""
+    d_omega = 20.0
+    d_thrust = K_F * ((HOVER + d_omega) ** 2 - HOVER**2)
+    for speeds, axis, moment in (
+        ([HOVER, HOVER + d_omega, HOVER + d_omega, HOVER], 3, 2 * 0.174 * d_thrust),  # rotors 1, 2 on the left
+        ([HOVER, HOVER, HOVER + d_omega, HOVER + d_omega], 5, -2 * K_M * d_thrust),  # rotors 2, 3 cw
+    ):
+        fleet = Fleet(0.001)
+        fleet.add("x500", x500, [0.0, 0.0, -20.0], level_quat())
+        fleet.set_thruster_commands("x500", speeds)
+        arrays = fleet.state_arrays()
+        arrays["thrusters"][:, L.T_STATE] = speeds
+        fleet.overwrite_state(arrays["xs"], arrays["frozen"], arrays["thrusters"], arrays["fins"])
+        fleet.step(0.0)
+        inertia = x500.inertia_cg_kgm2[axis - 3, axis - 3]
+        assert fleet.nu_dot[0, axis] == pytest.approx(moment / inertia, rel=0.01)
+
+
+def test_a_fleet_of_drones_continues_bit_for_bit_from_its_snapshot(x500):
+    """The motor speeds are state: a snapshot taken mid-spin-up continues exactly."""
+    fleet = _drone(x500, omega=0.0)
+    fleet.set_thruster_commands("x500", [900.0, 700.0, 800.0, 600.0])
+    fleet.step(0.0, steps=3)
+    copy = Fleet.from_snapshot(fleet.snapshot())
+    for f in (fleet, copy):
+        f.step(0.03, steps=50)
+    np.testing.assert_array_equal(copy.position_ned, fleet.position_ned)
+    np.testing.assert_array_equal(copy.thruster_states("x500"), fleet.thruster_states("x500"))
