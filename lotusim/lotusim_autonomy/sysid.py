@@ -7,7 +7,8 @@ R^2 = 1 - sum (y - y_hat)^2 / sum (y - mean y)^2, RMSE and MAE per state (the pa
     (common, differential) command levels held for random times; run on the batched physics (run_excitation),
     which records the body velocity, the pose and the thrust the thrusters really gave (rotor lag included),
     turned into tau = B T (the vehicle file's allocation matrix, rows X, Y, N).
-  - Accelerations: Savitzky-Golay smoothing and derivative of the sampled velocities (scipy.signal.savgol_filter),
+  - Accelerations: Savitzky-Golay smoothing and derivative ([SavitzkyGolay1964], scipy.signal.savgol_filter) of
+    the sampled velocities, and the same smoothing of tau (both sides of the regression filtered alike),
     as the paper's pipeline filters the logged series before the fit; nothing is taken from the simulator's
     accelerations, so a recording of a real vessel goes through the same path.
   - Fit (fit): the stacked regression of all samples and the three equations. The rows of each equation are

@@ -161,9 +161,9 @@ def markdown(model: str, source: str, fit, val, truth: np.ndarray, plot: str) ->
     head = "| ζ | parameter | unit | identified | 95 % CI | std | vehicle file | error |"
     lines += [head + (" paper Table 3 |" if kayak else ""), "|" + "---|" * (8 + kayak)]
     for i, name in enumerate(ZETA_NAMES):
-        err = (fit.zeta[i] - truth[i]) / truth[i] * 100 if truth[i] else float("nan")
+        err = f"{(fit.zeta[i] - truth[i]) / truth[i] * 100:+.2f} %" if truth[i] else "– (0 in the file)"
         row = (f"| ζ{i + 1} | {name} | {ZETA_UNITS[i]} | {fit.zeta[i]:.4f} | [{fit.ci95[i, 0]:.4f}, "
-               f"{fit.ci95[i, 1]:.4f}] | {fit.std[i]:.4f} | {truth[i]:.4f} | {err:+.2f} % |")  # fmt: skip
+               f"{fit.ci95[i, 1]:.4f}] | {fit.std[i]:.4f} | {truth[i]:.4f} | {err} |")  # fmt: skip
         lines.append(row + (f" {PAPER_TABLE_3[i]:.4f} |" if kayak else ""))
     lines += ["", "Validation: the identified model simulated from the first held-out state under the recorded "
               "force and moment (not one-step prediction).", ""]  # fmt: skip
