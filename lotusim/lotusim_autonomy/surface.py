@@ -159,3 +159,19 @@ def steerage_speed(controller: SurfaceController, cruise_speed_mps: float) -> fl
     """The speed a rudder-steered vessel keeps on an active route (half its cruise speed; 0 with differential
     thrust, which turns in place)."""
     return 0.5 * cruise_speed_mps if controller.rudder is not None else 0.0
+
+
+USV_CRUISE_SPEED_MPS = 1.5  # the follower's default cruise speed of a vessel steered by differential thrust
+
+
+def default_cruise_speed(spec: VehicleSpec, water_density_kgm3: float = 1025.0) -> float:
+    """The follower's default cruise speed (m/s): 1.5 m/s for a vessel steered by differential thrust (the USVs);
+    for one steered by rudders (a ship) half its top speed, u_top solving D_u u + D_u|u| u^2 = X_max (the thrusters'
+    largest surge force), as the rudder's authority and so the heading gains are computed at it."""
+    if rudder_allocation(spec, water_density_kgm3)[0] is None:
+        return USV_CRUISE_SPEED_MPS
+    alloc = DifferentialThrustAllocation(spec.thrusters, water_density_kgm3)
+    x_max = float(np.sum(np.maximum(alloc.b[0] * alloc.t_max, alloc.b[0] * alloc.t_min)))
+    d_u, d_uu = spec.damping_linear[0, 0], spec.damping_quadratic[0, 0]
+    u_top = x_max / d_u if d_uu <= 0.0 else (-d_u + math.sqrt(d_u * d_u + 4.0 * d_uu * x_max)) / (2.0 * d_uu)
+    return 0.5 * u_top

@@ -35,6 +35,7 @@ from lotusim_autonomy.pid import Pid
 from lotusim_autonomy.surface import (
     SurfaceController,
     SurfaceGains,
+    default_cruise_speed,
     path_scales,
     rudder_allocation,
     steerage_speed,
@@ -86,7 +87,7 @@ class WaypointFollower:
         )
         rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
         mode = read.text("guidance_mode", "pid", GUIDANCE_MODES)
-        self.default_speed_mps = read.number("cruise_speed_mps", 1.5, 0.0)
+        self.default_speed_mps = read.number("cruise_speed_mps", default_cruise_speed(spec, rho), 0.0)
         self.controller = SurfaceController(spec, gains, rho, cruise_speed_mps=self.default_speed_mps)
         gains = self.controller.gains  # within what the vessel's actuators allow (surface.bounded_gains)
         # a ship's path geometry scales with its length and turning radius

@@ -24,6 +24,7 @@ from lotusim_autonomy.surface import (
     E_SAT_RAD,
     SurfaceController,
     SurfaceGains,
+    default_cruise_speed,
     path_scales,
     steerage_speed,
 )
@@ -42,6 +43,19 @@ def test_the_usv_gains_are_unchanged(model):
     ctl = SurfaceController(load_vehicle(model), SurfaceGains(), RHO)
     assert ctl.gains == SurfaceGains()
     assert ctl.rudder is None
+
+
+@pytest.mark.parametrize("model", ["dtmb5415", "fremm", "pha", "wamv", "commando_boat"])
+def test_default_cruise_speed_is_half_a_ships_top_speed(model):
+    """Rudder-steered: half the speed where the quadratic surge damping takes all the propellers' thrust
+    (rho D^4 K_T n_max^2 each, along the shaft); differential thrust: the USVs' 1.5 m/s."""
+    spec = load_vehicle(model)
+    if not spec.fins:
+        assert default_cruise_speed(spec) == 1.5
+        return
+    thrust = sum(RHO * t.diameter_m**4 * t.kt * (t.command_max / (2 * math.pi)) ** 2 * t.direction_frd[0]
+                 for t in spec.thrusters)  # fmt: skip
+    assert default_cruise_speed(spec) == pytest.approx(0.5 * math.sqrt(thrust / spec.damping_quadratic[0, 0]))
 
 
 @pytest.mark.parametrize("model", ["dtmb5415", "fremm", "pha"])
