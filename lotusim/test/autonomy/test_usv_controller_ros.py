@@ -15,7 +15,7 @@ rclpy = pytest.importorskip("rclpy")
 
 from cli_probe import Probe, start_run, stop_run, tail  # noqa: E402
 from geometry_msgs.msg import PoseStamped, Twist  # noqa: E402
-from nav_msgs.msg import Odometry  # noqa: E402
+from nav_msgs.msg import Odometry, Path  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
@@ -119,3 +119,79 @@ def test_a_pose_goal_is_reached_and_a_twist_gives_its_speed_under_lotusim_run(tm
 
 def sim_time(msg: Odometry) -> float:
     return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def odometry(t_s: float, x: float, y: float, yaw_enu: float, u: float = 0.0) -> Odometry:
+    msg = Odometry()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = int(t_s), int(round((t_s % 1.0) * 1e9))
+    msg.header.frame_id, msg.child_frame_id = "map", "base_link"
+    msg.pose.pose.position.x, msg.pose.pose.position.y = x, y
+    msg.pose.pose.orientation.z, msg.pose.pose.orientation.w = math.sin(yaw_enu / 2), math.cos(yaw_enu / 2)
+    msg.twist.twist.linear.x = u
+    return msg
+
+
+def test_the_controller_takes_the_standard_messages_in_rep_103_frames(ros_context):
+    """On a host node, fed messages directly: a Twist's counter-clockwise yaw rate is a negative FRD r for the law
+    and turns the vessel to port (the starboard thrusters push harder); a goal ahead drives it forward; a path's
+    stamps choose tracking or following; the scenario's set-points start it; bad input is refused."""
+    from lotusim_autonomy.controller_host import CONTROLLER_TYPES
+
+    node = rclpy.create_node("usv_contract", context=ros_context)
+    try:
+        cls = CONTROLLER_TYPES["usv_controller"]
+        ctl = cls(node, "kayak", {"model": "kayak_usv"})
+        names = [t.name for t in load_vehicle_spec("kayak_usv").thrusters]  # left_front, right_front, ...
+        ctl._on_odom(odometry(0.0, 0.0, 0.0, 0.0))
+        twist = Twist()
+        twist.linear.x, twist.angular.z = 0.5, 0.2  # FLU: turn left
+        ctl._on_cmd_vel(twist)
+        assert ctl.pilot.nu_ref.tolist() == pytest.approx([0.5, 0.0, -0.2])
+        ctl._on_odom(odometry(0.1, 0.0, 0.0, 0.0))
+        cmd = dict(zip(names, ctl.last_commands, strict=True))
+        assert cmd["right_front"] > cmd["left_front"] and cmd["right_rear"] > cmd["left_rear"]
+        goal = PoseStamped()
+        goal.header.frame_id = "map"
+        goal.pose.position.x = 20.0  # ahead: the vessel faces east (yaw_enu 0)
+        ctl._on_goal(goal)
+        ctl._on_odom(odometry(0.2, 0.0, 0.0, 0.0))
+        assert ctl.pilot.mode == "position" and ctl.pilot.nu_ref[0] > 0.5 and abs(ctl.pilot.nu_ref[2]) < 1e-9
+        assert sum(ctl.last_commands) > 0.5  # forward thrust
+        goal.header.frame_id = "odom"  # not map: ignored
+        goal.pose.position.x = -50.0
+        ctl._on_goal(goal)
+        assert ctl.pilot.goal.tolist() == [20.0, 0.0]
+        path = Path()
+        path.header.frame_id = "map"
+        for x in (0.0, 10.0, 20.0):
+            ps = PoseStamped()
+            ps.pose.position.x = x
+            path.poses.append(ps)
+        ctl._on_path(path)
+        assert ctl.pilot.mode == "path"
+        for k, ps in enumerate(path.poses):
+            ps.header.stamp.sec = 10 + 10 * k
+        ctl._on_path(path)
+        assert ctl.pilot.mode == "trajectory"
+        ctl._on_path(Path(header=path.header))
+        assert ctl.pilot.mode == "idle"
+        ctl.close()
+        started = cls(node, "wamv", {"model": "wamv", "setpoints": {"goal_enu": [40.0, 10.0]}})
+        assert started.pilot.mode == "position" and started.pilot.goal.tolist() == [40.0, 10.0]
+        started.close()
+        routed = cls(node, "wamv", {"model": "wamv", "path_speed_mps": 1.0,
+                                    "setpoints": {"waypoints_enu": [[0, 0], [40, 0], [40, 10]]}})  # fmt: skip
+        assert routed.pilot.mode == "path" and routed.pilot.reference.speed_mps == 1.0
+        routed.close()
+        with pytest.raises(ValueError, match="remus100"):
+            cls(node, "auv", {"model": "remus100"})
+        with pytest.raises(ValueError, match="k_uu"):
+            cls(node, "kayak", {"model": "kayak_usv", "k_uu": 1.0})
+    finally:
+        node.destroy_node()
+
+
+def load_vehicle_spec(model: str):
+    from lotusim_core.base.catalogue import load_vehicle
+
+    return load_vehicle(model)
