@@ -344,6 +344,9 @@ class PilotSettings:
     landed_after_s: float = 1.0  # a landing ends (rotors off) after descending slower than 0.1 m/s this long
     cmd_vel_timeout_s: float = 0.5  # without a new velocity set-point for this long, hold the position reached
     reached_m: float = 0.3  # a takeoff ends within this of its altitude
+    approach_height_m: float = 2.0  # landing on a vessel: height above it where the drone lines up first
+    align_radius_m: float = 0.3  # ... and starts its descent once within this horizontal distance of it
+    align_speed_mps: float = 0.3  # ... and within this horizontal speed of it
 
 
 class MultirotorPilot:
@@ -353,8 +356,12 @@ class MultirotorPilot:
     mission's altitude), then the mission or hold. hold: a position and heading. velocity: NED velocity and yaw
     rate set-points, hold where it is after cmd_vel_timeout_s without one. mission: waypoints, then hold the last.
     landing: hold x, y and descend at land_speed_mps; disarmed once it has stopped descending for landed_after_s
-    (on the ground, the sea or a deck). A pilot starts in `hold` at its first state (a drone spawned in the air
-    stays there; on the ground it idles in place) unless told to take off.
+    (on the ground, the sea or a deck). Landing on a moving vessel (land_on, update_vessel): fly over the vessel's
+    reference point with its velocity as feed-forward, line up approach_height_m above it until within
+    align_radius_m and align_speed_mps of it, then descend at land_speed_mps relative to it; landed when its
+    descent relative to the vessel stays below 0.1 m/s for landed_after_s. A pilot starts in `hold` at its first
+    state (a drone spawned in the air stays there; on the ground it idles in place) unless told to take off or
+    disarmed (disarm()).
     """
 
     def __init__(self, spec: VehicleSpec, gains: MultirotorGains | None = None, settings: PilotSettings | None = None):
@@ -371,6 +378,8 @@ class MultirotorPilot:
         self._slow_since_s: float | None = None
         self.target: FlightTarget = FlightTarget()
         self.last_state: NedState | None = None
+        self.vessel: tuple[np.ndarray, np.ndarray] | None = None  # landing on: its position and velocity, NED
+        self._descending = False
 
     @property
     def armed(self) -> bool:
@@ -396,8 +405,27 @@ class MultirotorPilot:
         if self.phase == "disarmed":
             return False, "disarmed (already landed)"
         self.hold_ned = state.position_ned_m.copy()
-        self.phase, self._slow_since_s = "landing", None
+        self.phase, self._slow_since_s, self.vessel = "landing", None, None
         return True, "landing"
+
+    def land_on(self, state: NedState, position_ned: np.ndarray, velocity_ned: np.ndarray) -> tuple[bool, str]:
+        """Land on a (moving) vessel whose reference point is at `position_ned` moving at `velocity_ned`; keep it
+        current with update_vessel."""
+        if self.phase == "disarmed":
+            return False, "disarmed (already landed)"
+        self.update_vessel(position_ned, velocity_ned)
+        self.hold_ned = state.position_ned_m.copy()
+        self.phase, self._slow_since_s, self._descending = "landing", None, False
+        return True, "landing on the vessel"
+
+    def update_vessel(self, position_ned: np.ndarray, velocity_ned: np.ndarray) -> None:
+        """The latest position (NED m) and velocity (NED m/s) of the vessel to land on."""
+        self.vessel = (np.asarray(position_ned, dtype=float).copy(), np.asarray(velocity_ned, dtype=float).copy())
+
+    def disarm(self) -> None:
+        """Rotors to their minimum now (a drone resting on a deck or the ground before its takeoff)."""
+        self.phase = "disarmed"
+        self.controller.reset()
 
     def goto(self, position_ned: np.ndarray, heading_rad: float | None) -> tuple[bool, str]:
         """Fly to a point and hold it (and a heading, if given)."""
@@ -469,16 +497,30 @@ class MultirotorPilot:
         return FlightTarget(self.hold_ned, heading_rad=self.heading_rad)
 
     def _landing_target(self, state: NedState) -> FlightTarget:
-        """Hold x, y; descend at land_speed_mps (a point below, reached at that speed by the position loop)."""
+        """Hold x, y (or follow the vessel landed on); descend at land_speed_mps relative to the ground or the
+        vessel (a point below, reached at that speed by the position loop); disarm after the touchdown."""
         s, p = self.settings, state.position_ned_m
-        descent = float((rotation_of(state) @ state.nu_frd[:3])[2])
-        if descent < 0.1:
+        k_z = self.controller.gains.position_z_p_per_s
+        v_ref = self.vessel[1] if self.vessel is not None else np.zeros(3)
+        descent = float((rotation_of(state) @ state.nu_frd[:3])[2] - v_ref[2])
+        if descent < 0.1 and (self.vessel is None or self._descending):
             self._slow_since_s = state.t_s if self._slow_since_s is None else self._slow_since_s
             if state.t_s - self._slow_since_s >= s.landed_after_s:
-                self.phase = "disarmed"
-                self.controller.reset()
+                self.disarm()
                 return FlightTarget(p)
         else:
             self._slow_since_s = None
-        below = p[2] + s.land_speed_mps / self.controller.gains.position_z_p_per_s
-        return FlightTarget(np.array([self.hold_ned[0], self.hold_ned[1], below]), heading_rad=self.heading_rad)
+        if self.vessel is None:
+            below = p[2] + s.land_speed_mps / k_z
+            return FlightTarget(np.array([self.hold_ned[0], self.hold_ned[1], below]), heading_rad=self.heading_rad)
+        where, velocity = self.vessel
+        offset = math.hypot(where[0] - p[0], where[1] - p[1])
+        v = rotation_of(state) @ state.nu_frd[:3]
+        lined_up = (
+            offset <= s.align_radius_m and math.hypot(v[0] - velocity[0], v[1] - velocity[1]) <= s.align_speed_mps
+        )
+        if not self._descending and lined_up and p[2] <= where[2] - s.approach_height_m + s.reached_m:
+            self._descending = True
+        z = p[2] + s.land_speed_mps / k_z if self._descending else where[2] - s.approach_height_m
+        v_ff = np.array([velocity[0], velocity[1], velocity[2] if self._descending else 0.0])
+        return FlightTarget(np.array([where[0], where[1], z]), v_ff, heading_rad=self.heading_rad)

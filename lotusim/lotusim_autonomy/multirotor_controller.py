@@ -12,6 +12,9 @@ control law and the flight phases are lotusim_autonomy.multirotor (ROS-free).
                                        orientation's yaw is the heading (an all-zero quaternion keeps it)
   srv  <vessel>/takeoff               std_srvs/Trigger: arm and climb takeoff_height_m (5 m) above where it is
   srv  <vessel>/land                  std_srvs/Trigger: descend where it is at land_speed_mps, rotors off at touchdown
+  in   <vessel>/land_on               std_msgs/String: the name of a vessel to land on (a moving USV's deck): the
+                                       drone follows <name>/odom, lines up approach_height_m above its reference
+                                       point, descends onto it and stops its rotors on touchdown
   out  <vessel>/thrusters/<rotor>/cmd std_msgs/Float64, motor speed command, rad/s (the rotors of the vehicle file)
   out  <vessel>/flight_controller/status  std_msgs/Float64MultiArray, layout label STATUS_LABEL (while subscribed)
 
@@ -24,6 +27,7 @@ Set-points from params["setpoints"] (scenario `setpoints:`; all optional):
   speed_mps            horizontal speed along the route (0: speed_max_mps)
   acceptance_radius_m  a waypoint is reached within this distance (0: 1 m); loop: fly the route again
   takeoff              true: take off at the first odometry (the default when waypoints are given)
+  armed                false: start with the rotors stopped (resting on a deck) until a takeoff
 Without set-points the drone holds where it is from the first odometry (in the air, or idling on a deck).
 One control step per odometry message, h = difference of the stamps (sim time); gains: MultirotorGains field
 names, phase settings: PilotSettings field names, both as parameters.
@@ -39,7 +43,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
 
 from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
@@ -65,6 +69,7 @@ SETPOINT_KEYS = (
     "altitude_m",
     "altitudes_m",
     "takeoff",
+    "armed",
 )
 SLOW_ODOMETRY_S = 0.03  # a control step longer than this is too slow for the rate loop (warned once)
 
@@ -106,6 +111,9 @@ class FlightController:
         made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
         made.service(Trigger, f"{v}/takeoff", self._on_takeoff)
         made.service(Trigger, f"{v}/land", self._on_land)
+        made.subscription(String, f"{v}/land_on", self._on_land_on)
+        self._deck_sub = None  # the odometry subscription of the vessel to land on
+        self._deck_name, self._deck_started = "", False
         self.state: NedState | None = None
         self.updates = 0  # control steps done
         self.odom_count = 0  # odometry messages handled
@@ -115,7 +123,13 @@ class FlightController:
 
     def close(self) -> None:
         """Destroy this controller's endpoints on the host node."""
+        self._drop_deck()
         self._endpoints.close()
+
+    def _drop_deck(self) -> None:
+        if self._deck_sub is not None:
+            self.node.destroy_subscription(self._deck_sub)
+            self._deck_sub = None
 
     # --- set-points ----------------------------------------------------------------------------------------------
     @staticmethod
@@ -129,8 +143,9 @@ class FlightController:
         alts = out.get("altitudes_m")
         if alts is not None and (not isinstance(alts, list) or len(alts) != len(points)):
             raise ValueError(f"{where}.altitudes_m: expected one altitude per waypoint ({len(points)}), got {alts!r}")
-        if "takeoff" in out and not isinstance(out["takeoff"], bool):
-            raise ValueError(f"{where}.takeoff: expected true or false, got {out['takeoff']!r}")
+        for key in ("takeoff", "armed"):
+            if key in out and not isinstance(out[key], bool):
+                raise ValueError(f"{where}.{key}: expected true or false, got {out[key]!r}")
         return out
 
     def _start(self, s: NedState) -> None:
@@ -141,6 +156,8 @@ class FlightController:
         points = sp.get("waypoints_enu") or []
         default_altitude = -(s.position_ned_m[2] - self.pilot.settings.takeoff_height_m)
         altitude = float(sp.get("altitude_m", default_altitude))
+        if not sp.get("armed", True):
+            self.pilot.disarm()  # resting (on a deck) until a takeoff
         if sp.get("takeoff", bool(points)):
             self.pilot.takeoff(s, -altitude if points else None)
         if points:
@@ -186,6 +203,34 @@ class FlightController:
         if not ok:
             return self._warn("goal_pose", why)
         self.node.get_logger().info(f"{self.vessel}: goal ({p.x:.2f}, {p.y:.2f}, {p.z:.2f}) m")
+
+    def _on_land_on(self, msg: String) -> None:
+        name = msg.data.strip().strip("/")
+        if not name or name == self.vessel:
+            return self._warn("land_on", f"expected the name of another vessel, got {msg.data!r}")
+        if self.state is None:
+            return self._warn("land_on", "no odometry yet")
+        self._drop_deck()
+        self._deck_sub = self.node.create_subscription(Odometry, f"{name}/odom", self._on_deck_odom, 1)
+        self._deck_name, self._deck_started = name, False
+        self.node.get_logger().info(f"{self.vessel}: landing on {name}")
+
+    def _on_deck_odom(self, msg: Odometry) -> None:
+        """The vessel landed on: its position and velocity (NED) to the pilot; the landing starts at the first."""
+        p, lin, o = msg.pose.pose.position, msg.twist.twist.linear, msg.pose.pose.orientation
+        q_ned_frd = frames.q_enu_flu_to_q_ned_frd(np.array([o.x, o.y, o.z, o.w]))
+        v_ned = frames.rotation_matrix(q_ned_frd) @ frames.flu_to_frd(np.array([lin.x, lin.y, lin.z]))
+        position = np.array([p.y, p.x, -p.z])
+        if not (np.all(np.isfinite(position)) and np.all(np.isfinite(v_ned))):
+            return
+        if self._deck_started:
+            self.pilot.update_vessel(position, v_ned)
+            return
+        self._deck_started = True
+        ok, why = self.pilot.land_on(self.state, position, v_ned)
+        if not ok:
+            self._drop_deck()
+            self._warn("land_on", why)
 
     def _on_takeoff(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         if self.state is None:

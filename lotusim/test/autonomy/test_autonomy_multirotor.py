@@ -263,3 +263,31 @@ def test_velocity_set_points_time_out_into_a_hold(x500):
     assert pilot.phase == "velocity"
     flight.fly(5.0, pilot.step)
     assert pilot.phase == "hold" and np.linalg.norm(flight.state().nu_frd[:3]) < 0.05
+
+
+def test_lines_up_over_a_moving_vessel_and_descends_with_it(x500):
+    """land_on a point moving north at 1.5 m/s, 10 m up (a vessel's reference point; no deck here): the drone
+    lines up 2 m above it, then descends at 0.7 m/s relative to it, within 0.4 m of it horizontally and moving at
+    its speed (within 0.3 m/s, the line-up criterion) while it does."""
+    flight = Flight(x500, z_ned=-15.0)
+    pilot = MultirotorPilot(x500)
+    flight.fly(0.2, pilot.step)
+
+    def vessel(t: float) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([-10.0 + 1.5 * t, 5.0, -10.0]), np.array([1.5, 0.0, 0.0])
+
+    assert pilot.land_on(flight.state(), *vessel(flight.t))[0]
+
+    def command(s, h):
+        pilot.update_vessel(*vessel(s.t_s))
+        speeds = pilot.step(s, h)
+        flags.append(pilot._descending)
+        return speeds
+
+    flags: list[bool] = []
+    rec = flight.fly(20.0, command)
+    rec = rec[np.array(flags)]  # the steps after the line-up
+    above = rec[:, 3] < -10.5  # still above the point
+    offset = np.hypot(rec[above, 1] - (-10.0 + 1.5 * rec[above, 0]), rec[above, 2] - 5.0)
+    assert above.sum() > 50 and offset.max() < 0.4
+    assert np.abs(rec[above, 7] - 1.5).max() < 0.3 and np.abs(rec[above, 9][-25:] - 0.7).max() < 0.1
