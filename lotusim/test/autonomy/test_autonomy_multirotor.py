@@ -62,9 +62,10 @@ class Flight:
         self.rows: list[np.ndarray] = []
 
     def state(self) -> NedState:
-        q = self.fleet.q_ned_frd[0].copy()
+        i = self.fleet.index("x500")  # its row (the fleet groups rows its own way)
+        q = self.fleet.q_ned_frd[i].copy()
         return NedState(
-            self.t, self.fleet.position_ned[0].copy(), frames.euler_zyx_from_quat(q), self.fleet.nu[0].copy()
+            self.t, self.fleet.position_ned[i].copy(), frames.euler_zyx_from_quat(q), self.fleet.nu[i].copy()
         )
 
     def fly(self, seconds: float, command) -> np.ndarray:
@@ -77,9 +78,10 @@ class Flight:
             self.fleet.set_thruster_commands("x500", cmd)
             self.fleet.step(self.t, wind_ned=self.wind, steps=round(CONTROL_S / PHYSICS_S))
             self.t += CONTROL_S
-            r = frames.rotation_matrix(self.fleet.q_ned_frd[0])
-            row = [self.t, *self.fleet.position_ned[0], *s.rpy_ned_rad, *(r @ self.fleet.nu[0, :3])]
-            self.rows.append(np.array([*row, *self.fleet.nu[0, 3:], *cmd]))
+            i = self.fleet.index("x500")
+            r = frames.rotation_matrix(self.fleet.q_ned_frd[i])
+            row = [self.t, *self.fleet.position_ned[i], *s.rpy_ned_rad, *(r @ self.fleet.nu[i, :3])]
+            self.rows.append(np.array([*row, *self.fleet.nu[i, 3:], *cmd]))
         return np.array(self.rows[start:])
 
 
