@@ -165,10 +165,9 @@ def aerial_derivative(x, xs, i, prm, tau_thr, xdot):
 
 @njit(cache=True, inline="always")
 def vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot):
-    """xdot (13,) of vessel i whatever its domain (dispatches on prm[V_SURFACE], then prm[V_AERIAL])."""
+    """xdot (13,) of a marine vessel i whatever its domain (dispatches on prm[V_SURFACE]; aerial vehicles are
+    stepped by aerial_integrator.step_aerial with aerial_derivative)."""
     if prm[L.V_SURFACE] > 0.0:
         surface_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot)
-    elif prm[L.V_AERIAL] > 0.0:
-        aerial_derivative(x, xs, i, prm, tau_thr, xdot)
     else:
         underwater_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, xdot)

@@ -31,13 +31,16 @@ class FaultReport:
 
 @dataclass(frozen=True)
 class ContactEvent:
-    """An aerial vehicle touched down on (touchdown True) or lifted off (False) the surface below it at the end of
-    the step ending at sim_time_s (the last event of a vehicle within one Fleet.step() call of several steps)."""
+    """An aerial vehicle touched down on (touchdown True) or lifted off (False) the sea or a vessel's deck at the
+    end of the step ending at sim_time_s (the last sea event of a vehicle within one Fleet.step() call of several
+    steps; deck events are found after every step)."""
 
     vessel: str
     sim_time_s: float
     touchdown: bool
+    surface: str = "sea"  # "sea" (the sea or the ground at sea level) or the vessel whose deck it is
 
     def __str__(self) -> str:
-        what = "touched down on the surface" if self.touchdown else "lifted off the surface"
+        where = "the sea" if self.surface == "sea" else f"the deck of '{self.surface}'"
+        what = f"touched down on {where}" if self.touchdown else f"lifted off {where}"
         return f"vessel '{self.vessel}' {what} at t={self.sim_time_s:.3f} s"

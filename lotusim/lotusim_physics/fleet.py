@@ -10,7 +10,10 @@ change the state through set_pose(), not by writing into the views.
 Vessels are added and removed between steps in amortised O(1): arrays grow by doubling, a removed vessel's row
 is filled by the last row (swap-remove), and its actuator rows are left dead in the actuator pools until the
 pools are compacted (when more than half of them are dead). Heterogeneous fleets (any mix of models, numbers of
-thrusters and fins) share the same arrays: each vessel row records where its thrusters and fins are.
+thrusters and fins) share the same arrays: each vessel row records where its thrusters and fins are. Aerial
+vehicles (multirotors) are rows of the same arrays, kept after the marine ones (a marine vessel added later takes
+the first aerial row, which moves to the end), and are stepped by a kernel of their own (aerial_integrator), so
+that the marine kernel is the same machine code with or without them.
 
 Commands (held until changed) are validated before they touch the state: a wrong length or a non-finite value
 raises ValueError naming the vessel and leaves everything unchanged. A vessel whose state becomes non-finite or
@@ -32,6 +35,8 @@ from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_env.waves import WaveComponents
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
+from lotusim_physics.aerial_integrator import step_aerial
+from lotusim_physics.decks import deck_contacts
 from lotusim_physics.faults import REASONS, ContactEvent, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
 from lotusim_physics.sea_over_hulls import hull_grid_frd, sea_at_co, sea_over_hulls
@@ -262,6 +267,7 @@ class Fleet:
         self._method = METHODS[integrator]
         cap = max(1, int(capacity))
         self._n = 0
+        self._n_marine = 0  # rows 0 .. _n_marine-1 are marine vessels, the aerial vehicles follow them
         self._xs = np.zeros((cap, L.X_WIDTH))
         self._views: tuple | None = None  # (_xs, _n, state views) of _state_views
         self._vp = np.zeros((cap, L.V_WIDTH))
@@ -283,6 +289,9 @@ class Fleet:
         self._waves_set = False
         self._hull_points: dict[float, np.ndarray] = {}  # V_HULL_KIND -> (K, 2) wave sample points, FRD m
         self._contact_events: list[ContactEvent] = []
+        self._aerial: dict[str, float] = {}  # aerial vehicle -> contact height, m
+        self._decks: dict[str, np.ndarray] = {}  # vessel with a deck -> [H, length, beam, c_x, c_y], m
+        self._on_deck: dict[str, str] = {}  # aerial vehicle -> the vessel whose deck it rests on
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -329,8 +338,16 @@ class Fleet:
 
     @property
     def in_contact(self) -> np.ndarray:
-        """(N,) True for aerial vehicles resting on the surface below them after the last step (copy)."""
-        return self._xs[: self._n, L.X_CONTACT] > 0.0
+        """(N,) True for aerial vehicles resting on the sea or on a deck after the last step (copy)."""
+        out = self._xs[: self._n, L.X_CONTACT] > 0.0
+        for drone in self._on_deck:
+            out[self._index[drone]] = True
+        return out
+
+    def on_deck(self, name: str) -> str | None:
+        """The vessel on whose deck aerial vehicle `name` rests after the last step (None: not on a deck)."""
+        self.index(name)
+        return self._on_deck.get(name)
 
     def take_contact_events(self) -> list[ContactEvent]:
         """Touchdowns and lift-offs of aerial vehicles since the last call (oldest first), then forgotten."""
@@ -389,10 +406,16 @@ class Fleet:
             r[L.T_DECAY_DOWN] = decay_factor(r[L.T_TAU_DOWN], h)
         for r in frows:
             r[L.F_DECAY] = decay_factor(r[L.F_TAU], h)
+        aerial = spec.domain == "aerial"
         i = self._n
         self._reserve_vessels(i + 1)
         t0 = self._append_pool("_tp", "_nt", trows)
         f0 = self._append_pool("_fp", "_nf", frows)
+        self.names.append(name)
+        self._specs.append(spec)
+        if not aerial and self._n_marine < self._n:  # keep the aerial rows last: the first one moves to the end
+            self._move_row(self._n_marine, self._n)
+            i = self._n_marine
         self._xs[i] = 0.0
         self._xs[i, L.X_POS : L.X_POS + 3] = pos
         self._xs[i, L.X_Q : L.X_Q + 4] = quat
@@ -401,10 +424,30 @@ class Fleet:
         self._vi[i] = (t0, len(trows), f0, len(frows))
         self._frozen[i] = False
         self._status[i] = 0
-        self.names.append(name)
-        self._specs.append(spec)
+        self._fault_step[i] = 0
+        self.names[i] = name
+        self._specs[i] = spec
         self._index[name] = i
-        self._n = i + 1
+        self._n += 1
+        self._n_marine += not aerial
+        self._note_roles(name, spec)
+
+    def _move_row(self, src: int, dst: int) -> None:
+        """Copy vessel row `src` (state, parameters, bookkeeping, name, spec) into row `dst`."""
+        for arr in (self._xs, self._vp, self._vi, self._frozen, self._status, self._fault_step):
+            arr[dst] = arr[src]
+        moved = self.names[src]
+        self.names[dst] = moved
+        self._specs[dst] = self._specs[src]
+        self._index[moved] = dst
+
+    def _note_roles(self, name: str, spec: VehicleSpec) -> None:
+        """Remember an aerial vehicle's contact height, or a vessel's deck (lotusim_physics.decks)."""
+        if spec.domain == "aerial" and spec.aerial is not None:
+            self._aerial[name] = spec.aerial.contact_height_m
+        if spec.deck is not None:
+            d = spec.deck
+            self._decks[name] = np.array([d.height_m, d.length_m, d.beam_m, d.centre_x_m, d.centre_y_m])
 
     def _pack(self, spec: VehicleSpec, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """pack_vessel, once per spec object: vessels of one catalogue model share one spec (the catalogue caches
@@ -431,15 +474,20 @@ class Fleet:
         self._fp[f0 : f0 + nf, L.F_ALIVE] = 0.0
         self._dead_t += int(nt)
         self._dead_f += int(nf)
-        if i != last:
-            for arr in (self._xs, self._vp, self._vi, self._frozen, self._status):
-                arr[i] = arr[last]
-            moved = self.names[last]
-            self.names[i] = moved
-            self._specs[i] = self._specs[last]
-            self._index[moved] = i
+        if i < self._n_marine:  # the last marine row fills the gap, the last aerial row that marine row's place
+            last_marine = self._n_marine - 1
+            if i != last_marine:
+                self._move_row(last_marine, i)
+            if last_marine != last:
+                self._move_row(last, last_marine)
+            self._n_marine -= 1
+        elif i != last:
+            self._move_row(last, i)
         self.names.pop()
         self._specs.pop()
+        self._aerial.pop(name, None)
+        self._decks.pop(name, None)
+        self._on_deck = {d: v for d, v in self._on_deck.items() if name not in (d, v)}
         del self._index[name]
         self._n = last
         if self._dead_t > max(64, self._nt - self._dead_t):
@@ -505,35 +553,72 @@ class Fleet:
         elif self._env_set:
             xs[:, L.X_CUR : L.X_WIND + 3] = 0.0
             self._env_set = False
-        if waves is not None and waves.size > 0:
-            nfault = self._step_in_waves(t_s, steps, waves)
+        sea = waves is not None and waves.size > 0
+        if not sea and self._waves_set:
+            xs[:, L.X_WAVE : L.X_WAVE + 6] = 0.0
+            self._waves_set = False
+        if sea or (self._aerial and self._decks):
+            nfault = self._step_singly(t_s, steps, waves if sea else None)
         else:
-            if self._waves_set:
-                xs[:, L.X_WAVE : L.X_WAVE + 6] = 0.0
-                self._waves_set = False
             nfault = self._kernel(steps)
         if not nfault:
             return []
         return self._collect_faults(t_s)
 
     def _kernel(self, steps: int) -> int:
-        return step_fleet(
-            self._xs, self._vp, self._vi, self._tp, self._fp, self._frozen, self._status, self._fault_step, self._n,
-            self.dt_s, self.substeps, steps, self._method, self.water_density_kgm3, self.gravity_mps2,
+        """The marine rows (integrators.step_fleet), then the aerial rows (aerial_integrator.step_aerial)."""
+        found = step_fleet(
+            self._xs, self._vp, self._vi, self._tp, self._fp, self._frozen, self._status, self._fault_step,
+            self._n_marine, self.dt_s, self.substeps, steps, self._method, self.water_density_kgm3, self.gravity_mps2,
             self.max_speed_mps, self.max_rate_rad_s, self.max_position_m,
         )  # fmt: skip
+        if self._n > self._n_marine:
+            found += step_aerial(
+                self._xs, self._vp, self._vi, self._tp, self._frozen, self._status, self._fault_step,
+                self._n_marine, self._n, self.dt_s, self.substeps, steps, self._method,
+                self.max_speed_mps, self.max_rate_rad_s, self.max_position_m,
+            )  # fmt: skip
+        return found
 
-    def _step_in_waves(self, t_s: float, steps: int, waves: WaveComponents) -> int:
-        """`steps` single steps, the sea sampled before each; fault steps counted from t_s."""
+    def _step_singly(self, t_s: float, steps: int, waves: WaveComponents | None) -> int:
+        """`steps` single steps: the sea (if any) sampled before each, the drones on decks (if any) after each;
+        fault steps counted from t_s."""
         nfault = 0
+        decks = bool(self._aerial and self._decks)
         for k in range(steps):
-            self._sample_waves(t_s + k * self.dt_s, waves)
+            if waves is not None:
+                self._sample_waves(t_s + k * self.dt_s, waves)
             before = self._status[: self._n].copy()
             found = self._kernel(1)
             if found:
                 self._fault_step[: self._n][self._status[: self._n] != before] += k
                 nfault += found
+            if decks:
+                self._land_on_decks(t_s + (k + 1) * self.dt_s)
         return nfault
+
+    def _land_on_decks(self, t_end_s: float) -> None:
+        """Put the drones on the decks below them (lotusim_physics.decks) and report touchdowns and lift-offs."""
+        drones = list(self._aerial)
+        vessels = list(self._decks)
+        drone_rows = np.array([self._index[d] for d in drones], dtype=np.int64)
+        deck_rows = np.array([self._index[v] for v in vessels], dtype=np.int64)
+        found = deck_contacts(
+            self.position_ned, self.q_ned_frd, self.nu, drone_rows,
+            np.array([self._aerial[d] for d in drones]), deck_rows, np.array([self._decks[v] for v in vessels]),
+        )  # fmt: skip
+        xs = self._xs
+        xs[found.drone_rows, L.X_POS : L.X_POS + 3] = found.position_ned
+        xs[found.drone_rows, L.X_NU : L.X_NU + 3] = found.velocity_frd
+        xs[found.drone_rows, L.X_NU + 3 : L.X_NU + 6] = found.rates_frd
+        now = {self.names[a]: self.names[d] for a, d in zip(found.drone_rows, found.deck_rows, strict=True)}
+        for drone, vessel in now.items():
+            if self._on_deck.get(drone) != vessel:
+                self._contact_events.append(ContactEvent(drone, t_end_s, True, vessel))
+        for drone, vessel in self._on_deck.items():
+            if now.get(drone) != vessel and drone in self._index:
+                self._contact_events.append(ContactEvent(drone, t_end_s, False, vessel))
+        self._on_deck = now
 
     def _sample_waves(self, t_s: float, waves: WaveComponents) -> None:
         """Write the sea at each vessel (layout.X_WAVE: mean elevation over the hull, slopes, orbital velocity)."""
@@ -638,6 +723,12 @@ class Fleet:
             fleet._register_hull(spec)
         fleet._index = {name: i for i, name in enumerate(fleet.names)}
         fleet._n = n
+        aerial = np.array([s.domain == "aerial" for s in fleet._specs], dtype=bool)
+        fleet._n_marine = int(n - aerial.sum())
+        if aerial[: fleet._n_marine].any():
+            raise ValueError("snapshot: aerial vehicles must follow the marine vessels (rows of a Fleet)")
+        for name, spec in zip(fleet.names, fleet._specs, strict=True):
+            fleet._note_roles(name, spec)
         fleet._env_set = True
         fleet._waves_set = True  # the restored sea columns are cleared by a step without waves
         return fleet

@@ -9,9 +9,6 @@ Per vessel and per (sub)step of length h = dt / substeps:
          p_{k+1} = p_k + h R(q_k) v_{k+1} and q_{k+1} = q_k (x) exp(1/2 w_{k+1} h) (one evaluation per step);
   3. nu_dot of the step is stored as (nu_{k+1} - nu_k) / dt (the RK4-weighted mean acceleration).
 Environment inputs (water and air velocity at the vessel) are sampled once per step by the Fleet and held.
-Aerial vehicles: their motor speeds and rotor wrench (rotors.rotor_wrench) take the place of step 1, and after
-each step a vehicle on the surface below it is put back on it (rotors.surface_contact; xs[:, X_CONTACT] = 1 while
-in contact).
 
 Fault containment: a vessel whose environment inputs are not finite, or whose new state is not finite or
 exceeds the speed / rate / position limits, is restored to its state at the start of the step and frozen;
@@ -30,7 +27,6 @@ from lotusim_physics import layout as L
 from lotusim_physics.equations_of_motion import FASTMATH, vessel_derivative
 from lotusim_physics.fins import fin_servo
 from lotusim_physics.kinematics import quat_normalize_inplace, quat_rotate_body_rate, rotation_from_quat
-from lotusim_physics.rotors import rotor_wrench, surface_contact
 from lotusim_physics.thrusters import rotor_lag, thrust_quadratic, thrust_t200
 
 METHODS = {"rk4": 0, "euler": 1}
@@ -68,20 +64,6 @@ def _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr):
 
 
 @njit(cache=True)
-def _surface_contact_event(x, xs, i, prm, status, fault_step, s):
-    """An aerial vehicle's surface contact after step s (rotors.surface_contact): xs[i, X_CONTACT] updated; a
-    touchdown or lift-off is written to status / fault_step like a fault (the vehicle is not frozen). Returns 1 for
-    an event, else 0."""
-    contact = 1.0 if surface_contact(x, prm[L.V_CONTACT_H], xs[i, L.X_WAVE]) else 0.0
-    if contact == xs[i, L.X_CONTACT]:
-        return 0
-    xs[i, L.X_CONTACT] = contact
-    status[i] = L.EVENT_TOUCHDOWN if contact > 0.0 else L.EVENT_LIFTOFF
-    fault_step[i] = s
-    return 1
-
-
-@njit(cache=True)
 def _check(x, max_speed, max_rate, max_pos):
     """Fault code of a state x (13,): 0 if finite and within limits."""
     for j in range(L.X_STATE):
@@ -101,8 +83,7 @@ def step_fleet(
     xs, vp, vi, tp, fp, frozen, status, fault_step, n, dt, substeps, steps, method, rho, g, max_speed, max_rate, max_pos
 ):
     """Advance vessels 0 .. n-1 by `steps` steps of dt (the environment columns of xs held); returns the number of
-    vessels frozen or with an event (codes in status, the step of the fault or event within this call in
-    fault_step; an aerial vehicle's touchdown or lift-off is an event: layout.EVENT_*).
+    vessels frozen (codes in status, the step of the fault within this call in fault_step).
 
     Vessels do not interact within a call, so each vessel runs all its steps in turn (its rows stay in cache):
     the result is bit-identical to `steps` calls of one step. A frozen vessel keeps its last valid state."""
@@ -146,8 +127,6 @@ def step_fleet(
             _advance_one_step(
                 x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp, f0, nf, h, substeps, method, rho, g
             )
-            if prm[L.V_AERIAL] > 0.0:
-                nfault += _surface_contact_event(x, xs, i, prm, status, fault_step, s)
             code = _check(x, max_speed, max_rate, max_pos)
             if code != L.FAULT_NONE:
                 fault_step[i] = s
@@ -173,10 +152,7 @@ def _advance_one_step(x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp
     """One step of vessel i (substeps of h) in place on its state x (13,)."""
     ns = L.X_STATE
     for _ in range(substeps):
-        if prm[L.V_AERIAL] > 0.0:
-            rotor_wrench(tp, t0, nt, x, xs[i, L.X_WIND], xs[i, L.X_WIND + 1], xs[i, L.X_WIND + 2], tau_thr)
-        else:
-            _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
+        _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
         if method == 0:
             vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
             for j in range(ns):

@@ -26,6 +26,7 @@ JITTED_MODULES = (
     "body_lift.py",
     "equations_of_motion.py",
     "integrators.py",
+    "aerial_integrator.py",
 )
 
 

@@ -29,9 +29,9 @@ CG, g(eta) = -[f ; r_g x f] (the left-hand-side convention of restoring.py).
 Surface contact (a drone resting on the sea or the ground): the surface lies at z = -eta below the vehicle (eta
 the sea elevation at CO, 0 in a calm sea). The lowest point of the landing gear sits contact_height_m below CO
 along the body z axis, at z + k_z h (k_z = R_33). After each step, a vehicle whose gear is at or below the surface
-is put back on it and loses its downward velocity in NED (a plastic contact: no bounce, no spring); its horizontal
-velocity and rates are kept (no friction). This is a clamp, not a force: the rotors lift it off again as soon as
-their thrust exceeds its weight.
+is put back on it and loses its downward velocity in NED (a plastic contact: no bounce, no spring) and its roll and
+pitch rates (the gear stands on it); its horizontal velocity and yaw rate are kept (no friction). This is a clamp,
+not a force: the rotors lift it off again as soon as their thrust exceeds its weight.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def gravity_in_air(prm, kx, ky, kz):
 @njit(cache=True)
 def surface_contact(x, contact_height_m, elevation_m):
     """Put a vehicle whose landing gear is at or below the surface (z = -elevation_m, NED) back on it and remove
-    its downward NED velocity (module docstring). x (13,) in place; returns True when in contact."""
+    its downward NED velocity and its roll and pitch rates (module docstring). x (13,) in place; returns True when
+    in contact."""
     _, _, _, _, _, _, k0, k1, k2 = rotation_from_quat(x[3], x[4], x[5], x[6])  # k = R^T e_z: "down" in the body
     surface_z = -elevation_m
     gear_z = x[2] + k2 * contact_height_m
@@ -131,6 +132,8 @@ def surface_contact(x, contact_height_m, elevation_m):
         x[7] -= w_down * k0
         x[8] -= w_down * k1
         x[9] -= w_down * k2
+    x[10] = 0.0  # the gear stands on the surface: no roll or pitch rate
+    x[11] = 0.0
     return True
 
 

@@ -30,6 +30,7 @@ from lotusim_core.base.validation import ConfigError, Validator, read_yaml_file
 from lotusim_core.base.vehicle_spec import (
     AerialSpec,
     BodyLiftSpec,
+    DeckSpec,
     FinSpec,
     SurfaceHydrostatics,
     ThrusterSpec,
@@ -88,6 +89,7 @@ OPTIONAL_KEYS = (
     "hull_height_m",
     "body_lift",
     "aerial",
+    "deck",
 )
 # physical keys that must be cited in `sources:` whenever present
 CITED_KEYS = (
@@ -106,6 +108,7 @@ CITED_KEYS = (
     "hull_height_m",
     "body_lift",
     "aerial",
+    "deck",
 )
 
 THRUSTER_REQUIRED = (
@@ -128,6 +131,8 @@ WIND_REQUIRED = ("frontal_area_m2", "lateral_area_m2", "length_m", "cx", "cy", "
 WIND_OPTIONAL = ("air_density_kgm3",)
 BODY_LIFT_REQUIRED = tuple(f.name for f in fields(BodyLiftSpec))
 AERIAL_REQUIRED = ("contact_height_m",)
+DECK_REQUIRED = ("height_m", "length_m", "beam_m")
+DECK_OPTIONAL = ("centre_x_m", "centre_y_m")
 AERIAL_OPTIONAL = ("air_density_kgm3",)
 # keys of the water that an aerial vehicle does not take
 NOT_AERIAL = ("volume_m3", "cb_frd_m", "surface", "wind")
@@ -223,7 +228,7 @@ def spec_to_mapping(spec: VehicleSpec) -> dict[str, Any]:
             out[f.name] = [_thruster_mapping(t) for t in value]
         elif f.name == "fins":
             out[f.name] = [_plain(_dataclass_dict(fin)) for fin in value]
-        elif f.name in ("surface", "wind", "body_lift", "aerial"):
+        elif f.name in ("surface", "wind", "body_lift", "aerial", "deck"):
             if value is not None:
                 out[f.name] = {k: v for k, v in _plain(_dataclass_dict(value)).items() if v is not None}
         elif f.name in ("volume_m3", "cb_frd_m") and spec.domain != "underwater" and not np.any(value):
@@ -301,6 +306,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
     wind = _wind(v, data["wind"]) if "wind" in data else None
     hull_height, body_lift = _hull(v, data, domain)
     aerial = _aerial(v, data, domain)
+    deck = _deck(v, data, domain)
     if aerial is not None and np.any(added_mass):
         raise v.fail("added_mass", "an aerial vehicle has no added mass (air): expected zeros")
 
@@ -336,6 +342,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
         fins=fins,
         wind=wind,
         aerial=aerial,
+        deck=deck,
         water_density_kgm3=rho,
         sensors=copy.deepcopy(sensors),
         sources=sources,
@@ -406,6 +413,20 @@ def _aerial(v: _Validator, data: Mapping[str, Any], domain: str) -> AerialSpec |
     return AerialSpec(
         contact_height_m=v.nonnegative(raw["contact_height_m"], "aerial.contact_height_m"),
         air_density_kgm3=v.positive(raw.get("air_density_kgm3", 1.225), "aerial.air_density_kgm3"),
+    )
+
+
+def _deck(v: _Validator, data: Mapping[str, Any], domain: str) -> DeckSpec | None:
+    """A surface vessel's landing deck (optional): height above CO, length, beam (> 0), centre (FRD, default 0)."""
+    if "deck" not in data:
+        return None
+    if domain != "surface":
+        raise v.fail("deck", f"only surface vessels take a deck, found domain {domain!r}")
+    raw = data["deck"]
+    v.mapping(raw, "deck", DECK_OPTIONAL, required=DECK_REQUIRED, none_ok=False)
+    return DeckSpec(
+        **{k: v.positive(raw[k], f"deck.{k}") for k in DECK_REQUIRED},
+        **{k: v.number(raw.get(k, 0.0), f"deck.{k}") for k in DECK_OPTIONAL},
     )
 
 

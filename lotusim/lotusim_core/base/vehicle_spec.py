@@ -139,6 +139,18 @@ class BodyLiftSpec:
 
 
 @dataclass(frozen=True)
+class DeckSpec:
+    """A flat deck on a surface vessel where an aerial vehicle can land (lotusim_physics.decks): a rectangle
+    `length_m` x `beam_m` centred at (centre_x_m, centre_y_m) (FRD from CO), `height_m` above CO (the waterline)."""
+
+    height_m: float
+    length_m: float
+    beam_m: float
+    centre_x_m: float = 0.0
+    centre_y_m: float = 0.0
+
+
+@dataclass(frozen=True)
 class AerialSpec:
     """What an aerial vehicle (a multirotor) needs beyond its rigid body and rotors: where it touches a surface
     below it, and the air it flies in. Its damping matrices are body drag against the air (not the water)."""
@@ -177,6 +189,7 @@ class VehicleSpec:
     fins: tuple[FinSpec, ...] = ()
     wind: WindSpec | None = None
     aerial: AerialSpec | None = None  # used when domain == "aerial"
+    deck: DeckSpec | None = None  # a surface vessel's landing deck (None: drones cannot land on it)
     water_density_kgm3: float = 1025.0
     sensors: dict = field(default_factory=dict)  # default sensor suite (schema: docs/sensors.md)
     sources: dict[str, str] = field(default_factory=dict)  # key -> citation, for every number

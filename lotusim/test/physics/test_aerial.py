@@ -291,3 +291,62 @@ def test_a_fleet_of_drones_continues_bit_for_bit_from_its_snapshot(x500):
         f.step(0.03, steps=50)
     np.testing.assert_array_equal(copy.position_ned, fleet.position_ned)
     np.testing.assert_array_equal(copy.thruster_states("x500"), fleet.thruster_states("x500"))
+
+
+# --- decks of moving vessels ------------------------------------------------------------------------------------
+DECK_H = 1.0  # the WAM-V file's deck height above the waterline [assumption in the file]
+
+
+def _boat_under_way(x500_spec=None) -> Fleet:
+    """A WAM-V at full thrust on both motors for 30 s (steady 2.25 m/s, docs/vehicles.md 'WAM-V 16')."""
+    fleet = Fleet(0.02)
+    fleet.add("usv", load_vehicle("wamv"), [0.0, 0.0, 0.0], level_quat())
+    fleet.set_thruster_commands("usv", [1.0, 1.0])
+    fleet.step(0.0, steps=1500)
+    return fleet
+
+
+def test_a_drone_dropped_over_a_moving_usv_lands_on_its_deck_and_rides_along(x500):
+    fleet = _boat_under_way()
+    boat_speed = fleet.nu[0, 0]
+    assert boat_speed > 2.0
+    above = fleet.position_ned[0] + [0.0, 0.0, -(DECK_H + CONTACT_H + 2.0)]  # gear 2 m above the deck
+    fleet.add("drone", x500, above, level_quat(), nu_frd=[boat_speed, 0, 0, 0, 0, 0])  # flying along, motors off
+    fleet.step(30.0, steps=100)
+    assert fleet.on_deck("drone") == "usv" and fleet.in_contact[1]
+    events = fleet.take_contact_events()
+    assert [(e.vessel, e.touchdown, e.surface) for e in events] == [("drone", True, "usv")]
+    # a fall of 2 m: sqrt(2 x 2 / g) = 0.64 s after the drop, to the step
+    assert events[0].sim_time_s - 30.0 == pytest.approx(math.sqrt(4.0 / G), abs=0.03)
+    fleet.step(32.0, steps=500)  # 10 s on the moving deck
+    from lotusim_core.base.frames import rotation_matrix
+
+    boat, drone = fleet.position_ned
+    r_boat, r_drone = rotation_matrix(fleet.q_ned_frd)
+    gear_in_boat = r_boat.T @ (drone + r_drone[:, 2] * CONTACT_H - boat)
+    assert abs(gear_in_boat[0]) < 1.2 and abs(gear_in_boat[1]) < 1.0  # still on the 2.4 m x 2.0 m deck
+    assert gear_in_boat[2] == pytest.approx(-DECK_H, abs=1e-9)  # on the deck plane (the boat trims under way)
+    np.testing.assert_allclose(r_drone @ fleet.nu[1, :3], r_boat @ fleet.nu[0, :3], atol=0.01)  # moving with it
+    assert fleet.on_deck("drone") == "usv"
+
+
+def test_a_drone_takes_off_from_a_moving_usvs_deck(x500):
+    fleet = _boat_under_way()
+    on_deck = fleet.position_ned[0] + [0.0, 0.0, -(DECK_H + CONTACT_H)]
+    fleet.add("drone", x500, on_deck, level_quat(), nu_frd=[fleet.nu[0, 0], 0, 0, 0, 0, 0])
+    fleet.step(30.0, steps=10)
+    assert fleet.on_deck("drone") == "usv"
+    fleet.set_thruster_commands("drone", [OMEGA_MAX] * 4)  # T/W 1.69: up at 0.69 g
+    fleet.step(30.2, steps=50)
+    assert fleet.on_deck("drone") is None and fleet.position_ned[1, 2] < fleet.position_ned[0, 2] - 3.0
+    assert [(e.touchdown, e.surface) for e in fleet.take_contact_events()] == [(True, "usv"), (False, "usv")]
+
+
+def test_a_drone_beside_the_deck_falls_past_it_into_the_sea(x500):
+    fleet = Fleet(0.02)
+    fleet.add("usv", load_vehicle("wamv"), [0.0, 0.0, 0.0], level_quat())
+    fleet.add("drone", x500, [0.0, 3.0, -4.0], level_quat())  # 3 m to starboard: off the 2 m wide deck
+    fleet.step(0.0, steps=150)
+    assert fleet.on_deck("drone") is None
+    assert fleet.position_ned[1, 2] == pytest.approx(-CONTACT_H, abs=1e-9)  # on the sea
+    assert [(e.touchdown, e.surface) for e in fleet.take_contact_events()] == [(True, "sea")]
