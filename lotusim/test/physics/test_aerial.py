@@ -350,3 +350,44 @@ def test_a_drone_beside_the_deck_falls_past_it_into_the_sea(x500):
     assert fleet.on_deck("drone") is None
     assert fleet.position_ned[1, 2] == pytest.approx(-CONTACT_H, abs=1e-9)  # on the sea
     assert [(e.touchdown, e.surface) for e in fleet.take_contact_events()] == [(True, "sea")]
+
+
+@pytest.mark.parametrize(
+    ("model", "deck", "key", "reason"),
+    [
+        ("remus100", {"height_m": 0.1, "length_m": 1.0, "beam_m": 0.5}, "deck", "only surface vessels take a deck"),
+        ("wamv", {"height_m": 1.0, "length_m": 2.4}, "deck.beam_m", "missing"),
+        ("wamv", {"height_m": -1.0, "length_m": 2.4, "beam_m": 2.0}, "deck.height_m", ""),
+    ],
+)
+def test_bad_decks_fail_with_file_key_reason(tmp_path, model, deck, key, reason):
+    import yaml
+
+    from lotusim_core.base.catalogue import CatalogueError, read_vehicle_mapping, vehicles_dir
+
+    data = read_vehicle_mapping(vehicles_dir() / f"{model}.yaml")
+    data["deck"] = deck
+    data["sources"]["deck"] = "test"
+    path = tmp_path / "bad_deck.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(CatalogueError) as err:
+        load_vehicle(path)
+    assert str(err.value).startswith(f"{path}: {key}") and reason in str(err.value)
+
+
+def test_marine_vessels_added_after_drones_keep_every_vessels_state(x500):
+    """Rows are regrouped (aerial rows last) when a marine vessel joins or leaves: each vessel keeps its own state."""
+    fleet = Fleet(0.02)
+    fleet.add("d1", x500, [0.0, 0.0, -10.0], level_quat())
+    fleet.add("boat", load_vehicle("wamv"), [5.0, 0.0, 0.0], level_quat())
+    fleet.add("d2", x500, [0.0, 5.0, -20.0], level_quat())
+    fleet.add("auv", load_vehicle("remus100"), [9.0, 9.0, 5.0], level_quat())
+    assert fleet.names[:2] == ["boat", "auv"] and set(fleet.names[2:]) == {"d1", "d2"}
+    for name, z in (("d1", -10.0), ("d2", -20.0), ("boat", 0.0), ("auv", 5.0)):
+        assert fleet.position_ned[fleet.index(name), 2] == z
+    fleet.remove("boat")
+    assert fleet.names[0] == "auv" and set(fleet.names[1:]) == {"d1", "d2"}
+    fleet.set_thruster_commands("d2", [HOVER] * 4)
+    assert fleet.spec("d2") is x500 and fleet.position_ned[fleet.index("d2"), 1] == 5.0
+    fleet.step(0.0, steps=10)
+    assert fleet.thruster_states("d2")[0] > 0.0 and fleet.thruster_states("d1")[0] == 0.0
