@@ -29,7 +29,14 @@ from lotusim_autonomy.usv_model import ZETA_NAMES, Usv3Dof, regressor, simulate
 from lotusim_core.base import frames
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_physics.fleet import Fleet
-from lotusim_physics.thrusters import allocation_matrix
+from lotusim_physics.thrusters import (
+    UNIT_TO_RPS,
+    allocation_matrix,
+    decay_factor,
+    rotor_lag,
+    t200_thrust,
+    thrust_quadratic,
+)
 
 STATES = ("u", "v", "r", "x", "y", "psi")
 STATE_UNITS = ("m/s", "m/s", "rad/s", "m", "m", "rad")
@@ -89,6 +96,39 @@ def run_excitation(spec: VehicleSpec, duration_s: float, seed: int, dt_s: float 
         tau[k] = b @ fleet.thrust_n("usv")  # the thrust over this step (rotor lag included)
     eta[:, 2] = np.unwrap(eta[:, 2])
     return Recording(np.arange(n) * dt_s, nu, tau, eta)
+
+
+def thrust_from_commands(spec: VehicleSpec, t_s: np.ndarray, commands: np.ndarray, substep_s: float = 0.02):
+    """tau (N, 3) [X, Y, N] FRD acting over each interval [t_k, t_k+1] of a recording of thruster commands (N, n)
+    held over the interval: each thruster's rotor follows its clipped command with its first-order lag (exact over
+    sub-steps of at most substep_s, as lotusim_physics.thrusters), its thrust is averaged over the interval and
+    tau = B T (the vehicle file's allocation matrix)."""
+    t_s, commands = np.asarray(t_s, dtype=float), np.asarray(commands, dtype=float)
+    b = allocation_matrix(spec.thrusters)[[0, 1, 5]]
+    state = np.zeros(len(spec.thrusters))
+    tau = np.zeros((len(t_s), 3))
+    for k in range(len(t_s)):
+        h = float(t_s[k + 1] - t_s[k]) if k + 1 < len(t_s) else float(t_s[k] - t_s[k - 1])
+        n = max(1, int(np.ceil(h / substep_s)))
+        total = np.zeros(len(state))
+        for j, thruster in enumerate(spec.thrusters):
+            c = (
+                min(max(commands[k, j], thruster.command_min), thruster.command_max)
+                * UNIT_TO_RPS[thruster.command_unit]
+            )
+            decay = decay_factor(thruster.time_constant_s, h / n)
+            for _ in range(n):
+                state[j] = rotor_lag(state[j], c, decay)
+                total[j] += _thrust(thruster, state[j], spec.water_density_kgm3)
+        tau[k] = b @ (total / n)
+    return tau
+
+
+def _thrust(thruster, s: float, rho: float) -> float:
+    if thruster.model == "quadratic":
+        kt_rev = thruster.kt_reverse if thruster.kt_reverse is not None else thruster.kt
+        return float(thrust_quadratic(rho, thruster.diameter_m, thruster.kt, kt_rev, s))
+    return float(t200_thrust(s, thruster.curve))
 
 
 def accelerations(nu: np.ndarray, dt_s: float, window_s: float = 0.5) -> tuple[np.ndarray, np.ndarray]:

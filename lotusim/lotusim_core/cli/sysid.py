@@ -3,7 +3,8 @@
 (lotusim_autonomy.sysid; docs/sysid.md).
 
 Without RECORDING, an excitation run of MODEL (default kayak_usv) on the batched physics makes the data (seeded:
---seed). RECORDING is a .npz or .csv with the columns t, u, v, r (body FRD), X, Y, N (FRD, the thrusters' force
+--seed). RECORDING is a rosbag2 directory of `lotusim run --record` with the vessel's odometry and thruster
+commands (read_bag), or a .npz or .csv with the columns t, u, v, r (body FRD), X, Y, N (FRD, the thrusters' force
 and moment acting from each sample to the next) and x, y, psi (north, east, heading NED), equally spaced in t;
 `--save-recording` writes one from the excitation run.
 
@@ -46,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f".npz or .csv with columns {', '.join(COLUMNS)} (default: an excitation run of --model)",
     )
     p.add_argument("--model", default="kayak_usv", help="catalogue model or vehicle file (default kayak_usv)")
+    p.add_argument("--vessel", default="", help="the vessel of a rosbag RECORDING (default: its only one)")
     p.add_argument("--duration", type=float, default=600.0, metavar="S", help="excitation run length, s (600)")
     p.add_argument("--seed", type=int, default=1, help="seed of the excitation sequence (1)")
     p.add_argument("--train-fraction", type=float, default=0.6, help="share of the data for the fit (0.6)")
@@ -59,7 +61,10 @@ def cmd_sysid(args: argparse.Namespace) -> int:
     from lotusim_core.cli.vehicle_report import load_model
 
     spec = load_model(args.model)
-    if args.recording is not None:
+    if args.recording is not None and args.recording.is_dir():
+        rec, vessel = read_bag(args.recording, args.vessel, spec)
+        source = f"rosbag {args.recording}, vessel {vessel} ({len(rec.t)} samples at {1.0 / rec.dt_s:.3g} Hz)"
+    elif args.recording is not None:
         rec = read_recording(args.recording)
         source = str(args.recording)
     else:
@@ -111,6 +116,55 @@ def read_recording(path: Path):
         return np.column_stack([cols[n] for n in names])
 
     return Recording(t, stack("u", "v", "r"), stack("X", "Y", "N"), stack("x", "y", "psi"))
+
+
+def read_bag(path: Path, vessel: str, spec):
+    """A Recording from a rosbag2 directory of `lotusim run --record` holding the vessel's `<vessel>/odom` and its
+    `<vessel>/thrusters/<name>/cmd` (the scenario's `recording.topics`): the odometry (REP 103) in FRD/NED at its
+    own stamps, resampled to their median period; the commands held from their log time (sim time) and turned
+    into thrust by the vehicle file's curves and rotor lag (sysid.thrust_from_commands)."""
+    from rosbags.highlevel import AnyReader
+
+    from lotusim_autonomy.odometry import ned_state
+    from lotusim_autonomy.sysid import Recording, thrust_from_commands
+    from lotusim_core.sim.recorder import make_typestore
+
+    with AnyReader([path], default_typestore=make_typestore()) as reader:
+        odoms = sorted({c.topic.split("/")[1] for c in reader.connections if c.topic.endswith("/odom")})
+        if not vessel:
+            if len(odoms) != 1:
+                raise ValueError(f"{path}: --vessel: expected one of {odoms} (the bag's odometries)")
+            vessel = odoms[0]
+        names = [t.name for t in spec.thrusters]
+        wanted = {f"/{vessel}/odom": None, **{f"/{vessel}/thrusters/{n}/cmd": n for n in names}}
+        have = {c.topic for c in reader.connections}
+        missing = sorted(set(wanted) - have)
+        if missing:
+            raise ValueError(f"{path}: expected the topics {', '.join(missing)} (record them: recording.topics)")
+        rows, cmds = [], {n: [] for n in names}
+        for conn, log_ns, raw in reader.messages(connections=[c for c in reader.connections if c.topic in wanted]):
+            msg = reader.deserialize(raw, conn.msgtype)
+            if wanted[conn.topic] is not None:
+                cmds[wanted[conn.topic]].append((log_ns * 1e-9, msg.data))
+                continue
+            p, o, tw = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
+            s = ned_state(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, [p.x, p.y, p.z],
+                          [o.x, o.y, o.z, o.w], [tw.linear.x, tw.linear.y, tw.linear.z, tw.angular.x,
+                                                 tw.angular.y, tw.angular.z])  # fmt: skip
+            rows.append((s.t_s, *s.nu_frd[[0, 1, 5]], *s.position_ned_m[:2], s.rpy_ned_rad[2]))
+    a = np.array(sorted(rows))
+    if len(a) < 400 or any(len(c) == 0 for c in cmds.values()):
+        raise ValueError(f"{path}: expected at least 400 odometry messages and commands of every thruster")
+    dt = float(np.median(np.diff(a[:, 0])))
+    t = np.arange(a[0, 0], a[-1, 0], dt)
+    a[:, 6] = np.unwrap(a[:, 6])
+    cols = np.column_stack([np.interp(t, a[:, 0], a[:, j]) for j in range(1, 7)])
+    held = np.zeros((len(t), len(names)))
+    for j, n in enumerate(names):
+        c = np.array(cmds[n])
+        i = np.searchsorted(c[:, 0], t, side="right") - 1
+        held[:, j] = np.where(i >= 0, c[np.maximum(i, 0), 1], 0.0)
+    return Recording(t, cols[:, :3], thrust_from_commands(spec, t, held), cols[:, 3:]), vessel
 
 
 def write_recording(path: Path, rec) -> None:
