@@ -16,8 +16,8 @@ plane by less than CAPTURE_DEPTH_M (deeper: it is beside or under the deck, not 
 a plastic contact with full friction: the drone keeps only a velocity away from the deck, and otherwise moves
 and turns with it (its gear stands on the deck: the air's moments cannot tip it). The vessel feels nothing (a 2 kg
 drone on a 180 kg boat). Vessels do not interact inside the compiled step, so the Fleet steps one step at a time
-while drones and decks share it; the step's acceleration (nu_dot) of a drone on a deck is the kernel's, before the
-contact.
+while drones and decks share it; the step's acceleration (nu_dot, which the IMU reads) of a drone on a deck is
+taken again from its velocities at the start and the end of the step, after the contact.
 """
 
 from __future__ import annotations

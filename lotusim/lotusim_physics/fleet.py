@@ -589,16 +589,18 @@ class Fleet:
             if waves is not None:
                 self._sample_waves(t_s + k * self.dt_s, waves)
             before = self._status[: self._n].copy()
+            nu0 = self._xs[self._n_marine : self._n, L.X_NU : L.X_NU + 6].copy() if decks else None
             found = self._kernel(1)
             if found:
                 self._fault_step[: self._n][self._status[: self._n] != before] += k
                 nfault += found
             if decks:
-                self._land_on_decks(t_s + (k + 1) * self.dt_s)
+                self._land_on_decks(t_s + (k + 1) * self.dt_s, nu0)
         return nfault
 
-    def _land_on_decks(self, t_end_s: float) -> None:
-        """Put the drones on the decks below them (lotusim_physics.decks) and report touchdowns and lift-offs."""
+    def _land_on_decks(self, t_end_s: float, nu0_aerial: np.ndarray) -> None:
+        """Put the drones on the decks below them (lotusim_physics.decks), their step's acceleration from their
+        velocities at its start (nu0_aerial: the aerial rows'), and report touchdowns and lift-offs."""
         drones = list(self._aerial)
         vessels = list(self._decks)
         drone_rows = np.array([self._index[d] for d in drones], dtype=np.int64)
@@ -611,6 +613,10 @@ class Fleet:
         xs[found.drone_rows, L.X_POS : L.X_POS + 3] = found.position_ned
         xs[found.drone_rows, L.X_NU : L.X_NU + 3] = found.velocity_frd
         xs[found.drone_rows, L.X_NU + 3 : L.X_NU + 6] = found.rates_frd
+        nu_start = nu0_aerial[found.drone_rows - self._n_marine]
+        xs[found.drone_rows, L.X_NUDOT : L.X_NUDOT + 6] = (
+            xs[found.drone_rows, L.X_NU : L.X_NU + 6] - nu_start
+        ) / self.dt_s
         now = {self.names[a]: self.names[d] for a, d in zip(found.drone_rows, found.deck_rows, strict=True)}
         for drone, vessel in now.items():
             if self._on_deck.get(drone) != vessel:

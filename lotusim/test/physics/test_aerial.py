@@ -327,6 +327,7 @@ def test_a_drone_dropped_over_a_moving_usv_lands_on_its_deck_and_rides_along(x50
     assert abs(gear_in_boat[0]) < 1.2 and abs(gear_in_boat[1]) < 1.0  # still on the 2.4 m x 2.0 m deck
     assert gear_in_boat[2] == pytest.approx(-DECK_H, abs=1e-9)  # on the deck plane (the boat trims under way)
     np.testing.assert_allclose(r_drone @ fleet.nu[1, :3], r_boat @ fleet.nu[0, :3], atol=0.01)  # moving with it
+    assert np.abs(fleet.nu_dot[1, :3]).max() < 0.05  # its acceleration is the steady boat's, not the kernel's free fall
     assert fleet.on_deck("drone") == "usv"
 
 
