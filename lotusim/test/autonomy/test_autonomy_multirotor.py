@@ -293,3 +293,37 @@ def test_lines_up_over_a_moving_vessel_and_descends_with_it(x500):
     offset = np.hypot(rec[above, 1] - (-10.0 + 1.5 * rec[above, 0]), rec[above, 2] - 5.0)
     assert above.sum() > 50 and offset.max() < 0.4
     assert np.abs(rec[above, 7] - 1.5).max() < 0.3 and np.abs(rec[above, 9][-25:] - 0.7).max() < 0.1
+
+
+def test_lands_on_a_moving_wamv_rides_it_and_takes_off_again(x500):
+    """A WAM-V under way at 1.5 m/s (both thrusters at 0.6) carries a landing deck 1.0 m above its CO (2.4 m x
+    2.0 m, lotusim_physics.decks); an X500 10 m behind it at 6 m lands on it under land_on: rotors stopped, on the
+    deck (its gear 1.0 m above the WAM-V's CO, over the rectangle), moving with the boat; a takeoff then lifts it
+    5 m off the moving deck."""
+    wamv = load_vehicle("wamv")
+    flight = Flight(x500, z_ned=-6.0)
+    flight.fleet.add("usv", wamv, [-15.0, 0.0, 0.0], level_quat())
+    flight.fleet.set_thruster_commands("usv", [0.6] * len(wamv.thrusters))
+    pilot = MultirotorPilot(x500)
+    usv = flight.fleet.index("usv")
+
+    def boat() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r = frames.rotation_matrix(flight.fleet.q_ned_frd[usv])
+        return flight.fleet.position_ned[usv].copy(), r @ flight.fleet.nu[usv, :3], r
+
+    def command(s, h):
+        pilot.update_vessel(*boat()[:2])
+        return pilot.step(s, h)
+
+    flight.fly(20.0, pilot.step)  # the boat gets under way; the drone holds
+    assert pilot.land_on(flight.state(), *boat()[:2])[0]
+    flight.fly(20.0, command)
+    p_boat, v_boat, r_boat = boat()
+    gear_body = r_boat.T @ (flight.state().position_ned_m + [0.0, 0.0, x500.aerial.contact_height_m] - p_boat)
+    drone = flight.fleet.index("x500")
+    assert pilot.phase == "disarmed" and flight.fleet.in_contact[drone]
+    assert abs(gear_body[0]) <= 1.2 and abs(gear_body[1]) <= 1.0 and gear_body[2] == pytest.approx(-1.0, abs=0.02)
+    assert np.linalg.norm(flight.rows[-1][7:10] - v_boat) < 0.05 and np.linalg.norm(v_boat[:2]) > 1.0
+    assert pilot.takeoff(flight.state())[0]
+    flight.fly(8.0, command)
+    assert not flight.fleet.in_contact[drone] and flight.state().position_ned_m[2] < boat()[0][2] - 5.0

@@ -14,11 +14,12 @@ rclpy = pytest.importorskip("rclpy")
 from geometry_msgs.msg import PoseStamped, Twist, Vector3  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_msgs.msg import Float64, Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
 from lotusim_autonomy.controller_host import ControllerHost  # noqa: E402
 from lotusim_autonomy.multirotor_controller import STATUS_LABEL, FlightControllerNode  # noqa: E402
+from lotusim_core.base import frames  # noqa: E402
 from simnodes import Sim, create_item, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
@@ -181,3 +182,51 @@ def test_lotusim_run_flies_an_x500_to_its_waypoint_and_holds_it(tmp_path, own_do
     assert a[0, 3] < 1.0 and a[:, 3].max() > 8.0
     assert a[-1, 0] - a[0, 0] >= 30.0 and math.isfinite(error[late].max())
     assert error[late].max() < 0.3
+
+
+def test_hosted_flight_controller_lands_an_x500_on_a_moving_wamv(ros_context):
+    """land_on over DDS: a WAM-V driven at 0.6 throttle (1.5 m/s) by the test, an X500 holding 6 m up behind it;
+    after `land_on: usv` the drone is on the WAM-V's deck (over its 2.4 m x 2.0 m rectangle, 1.0 m above its CO)
+    with its rotors stopped, moving with it."""
+    sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=50.0)
+    host = None
+    try:
+        result = sim.command(
+            [create_item("usv", "wamv", (-10.0, 0.0, 0.0)), create_item("drone", "x500", (0.0, 0.0, 6.0))]
+        )
+        assert all(r.ok for r in result.results)
+        spec = "[{type: flight_controller, vessel: drone, params: {model: x500}}]"
+        host = ControllerHost(context=ros_context, parameter_overrides=[Parameter("controllers_yaml", value=spec)])
+        sim.executor.add_node(host)
+        fc = host.controllers[("flight_controller", "drone")]
+        boat: list[Odometry] = []
+        sim.client.create_subscription(Odometry, "/usv/odom", boat.append, 10000)
+        throttle = [
+            sim.client.create_publisher(Float64, f"/usv/thrusters/{side}/cmd", 10) for side in ("left", "right")
+        ]
+        land_on = sim.client.create_publisher(String, "/drone/land_on", 10)
+        spin_until(sim.executor, lambda: all(p.get_subscription_count() > 0 for p in throttle), 10.0, "thrusters")
+        spin_until(sim.executor, lambda: land_on.get_subscription_count() > 0, 10.0, "land_on matched")
+        for pub in throttle:
+            pub.publish(Float64(data=0.6))
+        run_lockstep(sim, fc, 750)  # 15 s: the boat gets under way
+        land_on.publish(String(data="usv"))
+        spin_until(sim.executor, lambda: fc._deck_sub is not None, 10.0, "land_on at the controller")
+        run_lockstep(sim, fc, 1000)  # 20 s (the boat's odometry comes with the steps)
+        fleet = sim.worker.fleet
+        i, j = fleet.index("drone"), fleet.index("usv")
+        r = frames.rotation_matrix(fleet.q_ned_frd[j])
+        gear = r.T @ (fleet.position_ned[i] + [0.0, 0.0, 0.227] - fleet.position_ned[j])
+        v_boat, v_drone = r @ fleet.nu[j, :3], frames.rotation_matrix(fleet.q_ned_frd[i]) @ fleet.nu[i, :3]
+        print(
+            f"\nlanded on the WAM-V: gear at {gear.round(3).tolist()} m in its body, "
+            f"boat {np.linalg.norm(v_boat):.2f} m/s"
+        )
+        assert fc.pilot.phase == "disarmed" and np.all(fc.last_commands == 0.0) and fleet.in_contact[i]
+        assert abs(gear[0]) <= 1.2 and abs(gear[1]) <= 1.0 and abs(gear[2] + 1.0) < 0.02
+        assert np.linalg.norm(v_boat) > 1.0 and np.linalg.norm(v_drone - v_boat) < 0.05
+    finally:
+        if host is not None:
+            host.close()
+            host.destroy_node()
+        sim.close()
