@@ -80,6 +80,7 @@ class FlightController:
     TYPE = "flight_controller"
     SETPOINT_KEYS = SETPOINT_KEYS
     REQUIRED_SETPOINTS = ()
+    MIN_ODOM_RATE_HZ = 40.0  # the rate loop steps on every odometry message (scenario.py checks physics.odom_rate_hz)
 
     @classmethod
     def cannot_drive(cls, spec: VehicleSpec) -> str | None:

@@ -485,7 +485,21 @@ class _Validator(Validator):
         self.check_depths(vessels, sc.world, env)
         sc.vessels = vessels
         sc.controllers = self.controllers(data.get("controllers"), vessels, sc.world, env)
+        self.check_controller_rates(data.get("controllers"), sc)
         sc.recording = self.recording(data.get("recording"), sc)
+
+    def check_controller_rates(self, raw: Any, sc: Scenario) -> None:
+        """A controller type with MIN_ODOM_RATE_HZ (the flight controller: its rate loop steps per odometry
+        message) needs physics.odom_rate_hz at least that."""
+        types = controller_registry()
+        for i, item in enumerate(raw or []):
+            need = getattr(types.get(item.get("type")), "MIN_ODOM_RATE_HZ", 0.0)
+            if sc.physics.odom_rate_hz < need:
+                raise self.fail(
+                    f"controllers[{i}].type",
+                    f"{item['type']} steps on every odometry message and needs physics.odom_rate_hz >= {need:g} "
+                    f"(it is {sc.physics.odom_rate_hz:g}; 50 with step_s 0.02)",
+                )
 
     def world(self, raw: Any) -> World:
         key = "world"

@@ -327,3 +327,21 @@ def test_lands_on_a_moving_wamv_rides_it_and_takes_off_again(x500):
     assert pilot.takeoff(flight.state())[0]
     flight.fly(8.0, command)
     assert not flight.fleet.in_contact[drone] and flight.state().position_ned_m[2] < boat()[0][2] - 5.0
+
+
+def test_a_scenario_with_slow_odometry_is_refused_with_its_key(tmp_path):
+    """The rate loop steps on every odometry message: a scenario leaving physics.odom_rate_hz at its 10 Hz default
+    is refused when it loads (file: key: reason), 50 Hz is accepted."""
+    from lotusim_core.sim.scenario import ScenarioError, load_scenario
+
+    text = (
+        "vessels: [{name: drone, model: x500, pose: {position: [0.0, 0.0, 5.0]}}]\n"
+        "controllers: [{type: flight_controller, vessel: drone}]\n"
+    )
+    path = tmp_path / "slow.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path.resolve()}: controllers[0].type: flight_controller steps on every")
+    path.write_text(text + "physics: {odom_rate_hz: 50.0}\n")
+    assert load_scenario(path).controllers[0].type == "flight_controller"
