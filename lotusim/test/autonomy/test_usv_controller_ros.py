@@ -230,9 +230,12 @@ def test_lotusim_sysid_identifies_the_kayak_from_a_recording_of_lotusim_run(tmp_
     probe = Probe(int(high_domain_env["ROS_DOMAIN_ID"]), "usv_exciter")
     try:
         node = probe.node
-        odom: list[Odometry] = []
-        node.create_subscription(Odometry, "/kayak_1/odom", lambda m: odom.append(m) if not odom else None, 10)
-        node.create_subscription(Odometry, "/kayak_1/odom", lambda m: odom.__setitem__(0, m) if odom else None, 10)
+        odom: list[Odometry] = []  # the newest one
+
+        def keep(msg: Odometry) -> None:
+            odom[:] = [msg]
+
+        node.create_subscription(Odometry, "/kayak_1/odom", keep, 10)
         pubs = [node.create_publisher(Float64, f"/kayak_1/thrusters/{n}/cmd", 10) for n in names]
         while run.poll() is None:
             probe.spin(0.05)
