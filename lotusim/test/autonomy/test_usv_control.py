@@ -165,15 +165,35 @@ def r_squared(y, y_ref) -> float:
     return float(1.0 - np.sum((y - y_ref) ** 2) / np.sum((y_ref - np.mean(y_ref)) ** 2))
 
 
-@pytest.mark.parametrize("model", ["kayak_usv", "wamv"])
-def test_trajectory_tracking_of_the_papers_circle(model):
-    # Table 6 circular trajectory x = 10 cos(0.055 t), y = 10 sin(0.055 t); the paper's Table 7: R^2 0.90-0.94
+# [SaldarriagaMesa2025] Table 6 reference trajectories, x_d(t), y_d(t) in m (map ENU here)
+TABLE_6 = {
+    "sinusoidal": (lambda t: 10 * np.sin(0.06 * t), lambda t: 6 * np.sin(0.12 * t)),
+    "circular": (lambda t: 10 * np.cos(0.055 * t), lambda t: 10 * np.sin(0.055 * t)),
+    "spiral": (lambda t: (10 + 0.1 * t) * np.cos(0.05 * t), lambda t: (10 + 0.1 * t) * np.sin(0.05 * t)),
+}
+# RMSE bound after the first 30 s (measured: kayak 1.07 / 0.30 / 1.24 m, WAM-V 0.58 / 0.30 / 0.26 m). The kayak is
+# at its limits: the sinusoid's tightest turns need a radius under the 4.2 m its yaw-rate limit gives at 0.9 m/s
+# (0.51 m with the control instants shifted by float rounding: the recovery from those turns is sensitive), and
+# the spiral nears its top speed, 1.35 m/s, by 150 s. The paper's Table 7 without disturbances: 0.48 / 0.40 / 0.52 m
+TRACKING = [
+    ("kayak_usv", "sinusoidal", 1.3, 0.95),  # R^2 of y measured 0.965 (0.992 with the other rounding)
+    ("kayak_usv", "circular", 0.5, 0.99),
+    ("kayak_usv", "spiral", 1.6, 0.98),
+    ("wamv", "sinusoidal", 0.8, 0.98),
+    ("wamv", "circular", 0.5, 0.99),
+    ("wamv", "spiral", 0.5, 0.99),
+]
+
+
+@pytest.mark.parametrize(("model", "name", "rmse_max", "r2_min"), TRACKING)
+def test_trajectory_tracking_of_the_papers_table_6(model, name, rmse_max, r2_min):
+    fx, fy = TABLE_6[name]
     ts = np.arange(0.0, 150.01, 0.5)
-    pts = np.column_stack([10 * np.cos(0.055 * ts), 10 * np.sin(0.055 * ts)])
-    rows = fly(model, lambda p: p.set_trajectory(pts, ts, 0.0), 150.0)
+    rows = fly(model, lambda p: p.set_trajectory(np.column_stack([fx(ts), fy(ts)]), ts, 0.0), 150.0)
     t = rows[:, 0]
-    m = t > 30.0  # after the start from the origin, 10 m inside the circle
-    ref = np.column_stack([10 * np.cos(0.055 * t[m]), 10 * np.sin(0.055 * t[m])])
+    m = t > 30.0  # after the start from the origin (the circle and the spiral start 10 m from it)
+    ref = np.column_stack([fx(t[m]), fy(t[m])])
     err = np.hypot(*(rows[m, 1:3] - ref).T)
-    assert np.sqrt(np.mean(err**2)) < 0.5  # measured 0.33 m (kayak), 0.31 m (WAM-V)
-    assert min(r_squared(rows[m, 1], ref[:, 0]), r_squared(rows[m, 2], ref[:, 1])) > 0.99
+    assert np.sqrt(np.mean(err**2)) < rmse_max
+    # the paper's Table 7: R^2 0.92-0.94 without disturbances
+    assert min(r_squared(rows[m, 1], ref[:, 0]), r_squared(rows[m, 2], ref[:, 1])) > r2_min
