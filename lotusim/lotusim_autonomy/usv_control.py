@@ -210,7 +210,6 @@ def cross_track_m(points_xy, p_xy) -> np.ndarray:
 
 
 COURSE_MIN_SPEED_MPS = 0.3  # below it the sideslip angle fades out (an ill-defined course at rest)
-ARRIVAL_FRACTION = 0.5  # of the stop radius: where the approach of the position law ends
 TURN_MARGIN = 0.5  # of the turning-circle speed cap of the position law (the yaw loop lags)
 MODES = ("idle", "velocity", "position", "trajectory", "path")
 
@@ -299,10 +298,8 @@ class UsvAutopilot:
         else:
             u, w, _, _ = position_law(p_xy, yaw, self.goal, g, lim)
         d = float(np.hypot(*(self.goal - np.asarray(p_xy, dtype=float))))
-        # the approach ends at half the stop radius (the vessel coasts on a little once stopped); stopped, it is held
-        # so while inside the stop radius, and sets off again if pushed out of it
-        held = self.status.done and d <= g.stop_radius_m
-        done = not tracking and (d <= ARRIVAL_FRACTION * g.stop_radius_m or held)
+        # inside the stop radius: zero velocity (the velocity law brakes); pushed out of it, the law sets off again
+        done = not tracking and d <= g.stop_radius_m
         if done:
             u = w = 0.0
         self.status = UsvStatus(self.mode, u, -w, d, err, done)
