@@ -181,3 +181,38 @@ def test_mixed_fleet_every_controlled_vessel_does_its_mission(tmp_path, run_env)
         and kinds["wamv"] + kinds["kayak_usv"] == 7
         and kinds.get("bluerov2_heavy") == 45
     )
+
+
+def test_table_v_every_drone_takes_off_and_the_fleet_moves(tmp_path, run_env):
+    """table_v_brest ([Buche2025] Table V, 187 vessels), shortened to 12 s of sim time: all 187 are there, every
+    X500 has climbed to its 20 m and holds its spot (it starts resting on the sea, its landing gear 0.227 m
+    below its body origin), every surface vessel has got under way towards its first waypoint, and the LRAUVs
+    and BlueROV2s hold their depths.
+
+    At RTF 0.3: the 90 flight controllers step on every 50 Hz odometry message, which this 2-core machine cannot
+    do in real time beside the rest (docs/performance.md, 'Table V'); starved, they fly on stale rotor commands
+    and the drones fall back into the sea."""
+    scenario = load_scenario("table_v_brest")
+    tracks, wall_s = run_scenario("table_v_brest", tmp_path, duration_s=12.0, rtf=0.3, env=run_env)
+    assert len(tracks) == 187, f"{len(tracks)} vessels recorded"
+    lines, failed = [], []
+    for c in scenario.controllers:
+        model = scenario.vessel(c.vessel).model
+        t, xyz, _ = tracks[c.vessel]
+        start, end = xyz[0], xyz[-1]
+        if model == "x500":
+            ok = abs(end[2] - 20.0) < 2.0 and np.hypot(*(end[:2] - start[:2])) < 3.0
+            what = f"height {start[2]:.2f} -> {end[2]:.2f} m, {np.hypot(*(end[:2] - start[:2])):.2f} m off its spot"
+        elif c.type == "waypoint_follower":
+            goal = np.asarray(c.setpoints["waypoints_enu"][0] if "waypoints_enu" in c.setpoints else [0.0, 0.0])
+            closer = np.hypot(*(goal - start[:2])) - np.hypot(*(goal - end[:2]))
+            ok, what = closer > 2.0, f"{closer:.1f} m closer to its first waypoint"
+        else:  # depth holders
+            depth = -xyz[:, 2]
+            ok = abs(depth[-1] - c.setpoints["depth_m"]) < 1.5
+            what = f"depth {depth[-1]:.2f} m (set {c.setpoints['depth_m']:g})"
+        (lines if ok else failed).append(f"{c.vessel} ({model}): {what}")
+    heights = [tracks[c.vessel][1][-1, 2] for c in scenario.controllers if scenario.vessel(c.vessel).model == "x500"]
+    print(f"\ntable_v_brest ({wall_s:.0f} s wall): X500 heights at 12 s min {min(heights):.1f} median "
+          f"{np.median(heights):.1f} max {max(heights):.1f} m\n" + "\n".join(lines[:12] + failed))  # fmt: skip
+    assert not failed, "\n".join(failed[:20])
