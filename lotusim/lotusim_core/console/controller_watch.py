@@ -13,7 +13,13 @@ import time
 from std_msgs.msg import Float64MultiArray
 
 # the status topics of lotusim_autonomy's controllers, relative to the vessel: kind -> topic
-STATUS_TOPICS = {"waypoints": "waypoints/status", "autopilot": "autopilot/status", "station": "station_keeper/status"}
+STATUS_TOPICS = {
+    "waypoints": "waypoints/status",
+    "autopilot": "autopilot/status",
+    "station": "station_keeper/status",
+    "flight": "flight_controller/status",
+    "usv": "usv_controller/status",
+}
 WATCH_S = 10.0  # wall seconds a watch lasts without being asked again
 MAX_WATCHED = 50  # vessels watched at once, at most
 
