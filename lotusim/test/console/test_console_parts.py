@@ -267,7 +267,8 @@ def test_a_watch_subscribes_once_and_ends_with_its_last_renewal(monkeypatch):
     watch = cw.ControllerWatch(node)
     watch.watch("wamv_1")
     assert watch.refresh() == {} and [t for t, _ in node.made] == [
-        "/wamv_1/waypoints/status", "/wamv_1/autopilot/status", "/wamv_1/station_keeper/status"
+        "/wamv_1/waypoints/status", "/wamv_1/autopilot/status", "/wamv_1/station_keeper/status",
+        "/wamv_1/flight_controller/status", "/wamv_1/usv_controller/status",
     ]  # fmt: skip
     from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
@@ -276,9 +277,9 @@ def test_a_watch_subscribes_once_and_ends_with_its_last_renewal(monkeypatch):
     node.made[0][1](status)
     clock[0] += cw.WATCH_S - 1.0
     watch.watch("wamv_1")  # renewed before it ends
-    assert watch.refresh() == {"wamv_1": {"waypoints": {"stamp_s": 1.0, "index": 2.0}}} and len(node.made) == 3
+    assert watch.refresh() == {"wamv_1": {"waypoints": {"stamp_s": 1.0, "index": 2.0}}} and len(node.made) == 5
     clock[0] += cw.WATCH_S + 0.1
-    assert watch.refresh() == {} and len(node.destroyed) == 3
+    assert watch.refresh() == {} and len(node.destroyed) == 5
     for k in range(cw.MAX_WATCHED + 5):
         watch.watch(f"v{k}")
     assert len(watch.until) == cw.MAX_WATCHED
