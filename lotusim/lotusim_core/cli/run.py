@@ -9,6 +9,7 @@ on Ctrl-C or after `--duration` seconds of sim time.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import math
 import struct
 import sys
@@ -17,6 +18,9 @@ from pathlib import Path
 
 DEMO_SCENARIO = "mixed_fleet_brest"
 DEMO_RTF, DEMO_DURATION_S = 1.0, 90.0  # what 99 vessels and their controllers get on 2 shared cores (quickstart)
+
+
+SHUTDOWN_REPORT_S = 60.0  # wall s: the run's clean-up still going after this prints every thread's stack
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -288,6 +292,8 @@ def run_scenario(
             print(f"\nlotusim: error: {exc}", file=sys.stderr, flush=True)
         finally:
             print("", flush=True)
+            # a clean-up that does not end says where it waits (a CI run once sat here for minutes, silent)
+            faulthandler.dump_traceback_later(SHUTDOWN_REPORT_S)
             if recorder is not None:
                 recorder.close()
             executor.shutdown()
@@ -320,6 +326,7 @@ def run_scenario(
         trajectories.plot(plot, title=f"{plan.name}: {sim_s:.0f} s of sim time", **extras)
         print(f"lotusim: trajectory plot {plot}", flush=True)
         summary["plot"] = plot
+    faulthandler.cancel_dump_traceback_later()
     return summary
 
 
