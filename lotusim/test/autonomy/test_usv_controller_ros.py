@@ -24,7 +24,7 @@ SCENARIO = """
 name: usv_control_check
 seed: 1
 world: {origin: {latitude_deg: 48.3, longitude_deg: -4.6}, bathymetry: {model: flat, depth_m: 30.0}}
-physics: {step_s: 0.02, mode: realtime, odom_rate_hz: 10.0}
+physics: {step_s: 0.02, mode: scaled, real_time_factor: 3.0, odom_rate_hz: 10.0}
 vessels:
   - {name: kayak_1, model: kayak_usv, pose: {position: [0.0, 0.0, 0.0], yaw_deg: 0.0}}
   - {name: wamv_1, model: wamv, pose: {position: [0.0, 40.0, 0.0], yaw_deg: 0.0}}
@@ -201,7 +201,7 @@ BAG_SCENARIO = """
 name: usv_sysid_recording
 seed: 1
 world: {origin: {latitude_deg: 48.3, longitude_deg: -4.6}, bathymetry: {model: flat, depth_m: 30.0}}
-physics: {step_s: 0.02, mode: scaled, real_time_factor: 3.0, odom_rate_hz: 20.0}
+physics: {step_s: 0.02, mode: scaled, real_time_factor: 8.0, odom_rate_hz: 20.0}
 vessels:
   - {name: kayak_1, model: kayak_usv, pose: {position: [0.0, 0.0, 0.0], yaw_deg: 0.0}}
 recording:
@@ -225,8 +225,12 @@ def test_lotusim_sysid_identifies_the_kayak_from_a_recording_of_lotusim_run(tmp_
     scenario, log, bag, out = tmp_path / "k.yaml", tmp_path / "run.log", tmp_path / "bag", tmp_path / "sysid"
     scenario.write_text(BAG_SCENARIO)
     names = ["left_front", "right_front", "left_rear", "right_rear"]
-    commands = excitation_commands(4, np.array([-1.0, 1.0, -1.0, 1.0]), 260.0, 0.1, seed=5)
-    run = start_run([str(scenario), "--headless", "--duration", "240", "--record", str(bag)], log, high_domain_env)
+    commands = excitation_commands(4, np.array([-1.0, 1.0, -1.0, 1.0]), 180.0, 0.1, seed=5)
+    run = start_run(
+        [str(scenario), "--headless", "--duration", "160", "--record", str(bag), "--log-dir", str(tmp_path / "logs")],
+        log,
+        high_domain_env,
+    )
     probe = Probe(int(high_domain_env["ROS_DOMAIN_ID"]), "usv_exciter")
     try:
         node = probe.node

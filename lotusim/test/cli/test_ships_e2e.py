@@ -36,7 +36,7 @@ def reached(track, lat_deg: float, lon_deg: float, radius_m: float, origin) -> t
 
 def test_every_ship_reaches_both_waypoints_of_its_route(tmp_path, run_env):
     scenario = load_scenario("ships_brest")
-    tracks, wall_s = run_scenario("ships_brest", tmp_path, duration_s=360.0, rtf=10.0, env=run_env)
+    tracks, wall_s = run_scenario("ships_brest", tmp_path, duration_s=360.0, rtf=20.0, env=run_env)
     lines, failed = [], []
     for c in scenario.controllers:
         sp = c.setpoints
