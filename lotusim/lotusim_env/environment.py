@@ -43,6 +43,7 @@ from lotusim_env.gridded import build_gridded
 from lotusim_env.stratified import build_stratified
 from lotusim_env.waves import WaveField, build_waves
 from lotusim_env.wind import WindField, build_wind
+from lotusim_env.world import World, build_world
 
 __all__ = ["ConfigError", "ConstantCurrent", "Environment", "SumCurrent", "build_environment", "CURRENT_MODELS"]
 
@@ -97,7 +98,8 @@ class SeabedMaskedCurrent:
 
 @dataclass(frozen=True)
 class Environment:
-    """Everything the vessels feel from the world: current, 10 m wind, sea floor, densities, waves (SI, `map` ENU)."""
+    """Everything the vessels feel and see: current, 10 m wind, sea floor, densities, waves, static geometry (SI,
+    `map` ENU)."""
 
     current: CurrentModel
     wind: WindField = field(default_factory=lambda: WindField(np.zeros(2)))
@@ -107,6 +109,7 @@ class Environment:
     origin: GeodeticOrigin | None = None
     seed: int = 0
     waves: WaveField = field(default_factory=WaveField)
+    world: World = field(default_factory=World)  # static geometry: land, objects (lotusim_env.world)
 
 
 TOP_KEYS = (
@@ -118,6 +121,7 @@ TOP_KEYS = (
     "wind",
     "waves",
     "bathymetry",
+    "world",
     "description",
 )
 
@@ -216,4 +220,5 @@ def build_environment(config: Mapping[str, Any] | None, base_dir: str | Path | N
     waves_cfg = section(config.get("waves"), "waves")
     waves_seed = derive_seed(get_int(waves_cfg, "seed", "waves", root_seed), "waves")
     waves = build_waves(waves_cfg, "waves", waves_seed, rho_w)
-    return Environment(current, wind, bathymetry, rho_w, rho_a, origin, root_seed, waves)
+    world = build_world(config.get("world"), "world", base, origin)
+    return Environment(current, wind, bathymetry, rho_w, rho_a, origin, root_seed, waves, world)
