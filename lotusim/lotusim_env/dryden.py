@@ -30,7 +30,7 @@ How the field is a pure function (the rule of lotusim_env, docs/environment.md):
   at its own position, hence faster or slower.
 - Each filter is a linear Gauss–Markov system exactly discretised on the grid η_k = k Δ: x_{k+1} = Φ x_k + e_k,
   e_k ~ N(0, Q) (Φ = e^{AΔ}, Q = ∫₀^Δ e^{As} B Bᵀ e^{Aᵀs} ds, both in closed form below), seeded per block of
-  BLOCK_STEPS steps and memoised as lotusim_env.gauss_markov does for the currents; x_0 is drawn from the
+  BLOCK_STEPS steps and memoised (lotusim_env.block_series, as for the Gauss–Markov currents); x_0 is drawn from the
   stationary law N(0, P), negative η run the reverse-time model x_{k−1} = P Φᵀ P⁻¹ x_k + e'_k,
   Cov e' = P − P Φᵀ P⁻¹ Φ P (the same stationary process seen backwards). Values between nodes are
   interpolated linearly (the variance of a first-order process is then 1 − Δ/3 on average: 0.3 % low).
@@ -43,12 +43,13 @@ How the field is a pure function (the rule of lotusim_env, docs/environment.md):
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 from scipy.signal import lfilter
+
+from lotusim_env import block_series
+from lotusim_env.block_series import BLOCK_STEPS
 
 FT_M = 0.3048  # one foot in metres (exact)
 KNOT_MPS = 1852.0 / 3600.0  # one knot in m/s (exact)
@@ -59,7 +60,6 @@ LEVEL_BASE_M = 10.0  # the lowest level: surface vessels' 10 m wind
 LEVEL_RATIO = float(np.sqrt(2.0))
 LEVELS_M = LEVEL_BASE_M * LEVEL_RATIO ** np.arange(11)  # 10, 14.1, 20, ..., 320 m
 STEP = 0.01  # grid step Δ in η = distance / L (part of the definition of the series)
-BLOCK_STEPS = 1024  # grid steps per noise block (part of the definition of the series)
 _CACHED_BLOCKS = 256  # blocks of output kept per filter (2 MB; states at block starts are always kept)
 
 
@@ -95,12 +95,9 @@ class FormingFilter:
         p_inv = np.linalg.inv(self.stationary)
         back = p_inv - phi.T @ p_inv @ phi  # covariance of P⁻¹ e' (reverse time, coordinates z = P⁻¹ x)
         self._chol = {+1: np.linalg.cholesky(q), -1: np.linalg.cholesky(back[::-1, ::-1])}
-        self._entropy, self._spawn_key = seed.entropy, tuple(seed.spawn_key)
-        draw = np.random.default_rng(self._stream(0, 0)).standard_normal(order)
+        draw = np.random.default_rng(block_series.stream(seed, 0, 0)).standard_normal(order)
         x0 = np.linalg.cholesky(self.stationary) @ draw
-        self._states: dict[int, list[np.ndarray]] = {+1: [x0], -1: [x0]}
-        self._blocks: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._series = block_series.BlockSeries(seed, x0, self._make_block, (), _CACHED_BLOCKS)
 
     def _stationary_covariance(self) -> np.ndarray:
         """P (order 1: [[1]]; order 2: [[1/2, 1/4], [1/4, 1/4]], so that Var y = 1)."""
@@ -124,15 +121,9 @@ class FormingFilter:
         q22 = (-np.expm1(-2.0 * d) - e * (2.0 * d + 2.0 * d * d)) / 4.0
         return np.array([[q11, q12], [q12, q22]])
 
-    def _stream(self, direction: int, block: int) -> np.random.SeedSequence:
-        # direction 0: initial state, 1: forward in η, 2: backward in η
-        return np.random.SeedSequence(entropy=self._entropy, spawn_key=(*self._spawn_key, direction, block))
-
-    def _make_block(self, direction: int, block: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _make_block(self, direction: int, rng: np.random.Generator, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Outputs y at the BLOCK_STEPS + 1 nodes of one block and the state at its last node."""
-        eps = np.random.default_rng(self._stream(1 if direction > 0 else 2, block)).standard_normal(
-            (self.order, BLOCK_STEPS)
-        )
+        eps = rng.standard_normal((self.order, BLOCK_STEPS))
         noise = self._chol[direction] @ eps
         # forward: y = x; backward: y = reversed(P⁻¹ x), whose recursion has the same lower-triangular form
         y0 = start if direction > 0 else (np.linalg.solve(self.stationary, start))[::-1]
@@ -145,50 +136,12 @@ class FormingFilter:
         x = y if direction > 0 else self.stationary @ y[::-1]
         return self.output @ x, x[:, -1].copy()
 
-    def _block(self, direction: int, block: int) -> np.ndarray:
-        key = (direction, block)
-        if key in self._blocks:
-            self._blocks.move_to_end(key)
-            return self._blocks[key]
-        states = self._states[direction]
-        while len(states) <= block:  # walk the recursion from the last known block start
-            last = len(states) - 1
-            values, end = self._make_block(direction, last, states[last])
-            states.append(end)
-            self._remember((direction, last), values)
-        if key not in self._blocks:
-            self._remember(key, self._make_block(direction, block, states[block])[0])
-        return self._blocks[key]
-
-    def _remember(self, key: tuple[int, int], values: np.ndarray) -> None:
-        self._blocks[key] = values
-        while len(self._blocks) > _CACHED_BLOCKS:
-            self._blocks.popitem(last=False)
-
     def sample(self, eta: np.ndarray) -> np.ndarray:
         """Unit-variance values at dimensionless distances `eta` (any shape, finite); same shape out."""
         eta = np.asarray(eta, dtype=float)
         if not np.all(np.isfinite(eta)):
             raise ValueError("FormingFilter.sample: eta must be finite")
-        flat = eta.ravel()
-        out = np.empty(flat.size)
-        with self._lock:
-            for direction, mask in ((+1, flat >= 0.0), (-1, flat < 0.0)):
-                if not np.any(mask):
-                    continue
-                steps = np.abs(flat[mask]) / self.step
-                k0 = np.floor(steps).astype(np.int64)
-                frac = steps - k0
-                block, offset = np.divmod(k0, BLOCK_STEPS)
-                part = np.empty(k0.size)
-                order = np.argsort(block, kind="stable")
-                blocks, starts = np.unique(block[order], return_index=True)
-                for b, sel in zip(blocks, np.split(order, starts[1:]), strict=True):
-                    values = self._block(direction, int(b))
-                    lo, hi = values[offset[sel]], values[offset[sel] + 1]
-                    part[sel] = lo + (hi - lo) * frac[sel]
-                out[mask] = part
-        return out.reshape(eta.shape)
+        return self._series.at(eta.ravel() / self.step).reshape(eta.shape)
 
 
 class DrydenTurbulence:

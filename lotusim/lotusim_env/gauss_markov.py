@@ -29,8 +29,6 @@ process at sim time t gets the same value, whatever order or times it asked befo
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,9 +36,10 @@ from typing import Any
 import numpy as np
 from scipy.signal import lfilter
 
+from lotusim_env import block_series
+from lotusim_env.block_series import BLOCK_STEPS
 from lotusim_env.config import ConfigError, check_keys, get_choice, get_float, section
 
-BLOCK_STEPS = 1024  # grid steps per noise block (part of the definition of the series: changing it changes the draws)
 _CACHED_BLOCKS = 16  # full blocks kept in memory (the state at each block start is always kept)
 
 
@@ -66,90 +65,39 @@ class OrnsteinUhlenbeck:
         with np.errstate(divide="ignore", invalid="ignore"):
             exact = self.sigma * np.sqrt((1.0 - self.a**2) / (2.0 * self.mu_per_s))
         self.s = np.where(self.mu_per_s > 0, exact, self.sigma * np.sqrt(self.time_step_s))
-        self._entropy, self._spawn_key = seed.entropy, tuple(seed.spawn_key)
         start = np.zeros_like(self.mean)
         if initial == "stationary":
-            draw = np.random.default_rng(self._stream(0, 0)).standard_normal(self.mean.shape)
+            draw = np.random.default_rng(block_series.stream(seed, 0, 0)).standard_normal(self.mean.shape)
             start = self.stationary_std() * draw
         elif initial != "mean":
             raise ValueError(f"OrnsteinUhlenbeck: initial must be 'stationary' or 'mean', got {initial!r}")
-        self._states: dict[int, list[np.ndarray]] = {+1: [start], -1: [start]}  # deviation x − m at block starts
-        self._blocks: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        # the deviations x − m, forward and backward from x_0 (the reversed recursion is the same: time-reversible)
+        self._series = block_series.BlockSeries(seed, start, self._make_block, self.mean.shape, _CACHED_BLOCKS)
 
     def stationary_std(self) -> np.ndarray:
         """σ/√(2μ) per component (0 where μ = 0: a random walk has no stationary law)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(self.mu_per_s > 0, self.sigma / np.sqrt(2.0 * self.mu_per_s), 0.0)
 
-    def _stream(self, direction: int, block: int) -> np.random.SeedSequence:
-        # direction 0: initial state, 1: forward in time, 2: backward in time
-        return np.random.SeedSequence(entropy=self._entropy, spawn_key=(*self._spawn_key, direction, block))
-
-    def _make_block(self, direction: int, block: int, start: np.ndarray) -> np.ndarray:
+    def _make_block(self, direction: int, rng: np.random.Generator, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Deviations at the BLOCK_STEPS + 1 grid nodes of one block, from the deviation at its first node."""
-        noise = np.random.default_rng(self._stream(1 if direction > 0 else 2, block)).standard_normal(
-            (self.mean.size, BLOCK_STEPS)
-        )
+        noise = rng.standard_normal((self.mean.size, BLOCK_STEPS))
         out = np.empty((self.mean.size, BLOCK_STEPS + 1))
         out[:, 0] = start
         pairs = np.stack([self.a, self.s], axis=1)
         for a, s in np.unique(pairs, axis=0):  # y_{n+1} = a y_n + s ε_n, one filter call per distinct (a, s)
             rows = np.flatnonzero(np.all(pairs == (a, s), axis=1))
             out[rows, 1:], _ = lfilter([s], [1.0, -a], noise[rows], axis=1, zi=(a * start[rows])[:, None])
-        return out
-
-    def _block(self, direction: int, block: int) -> np.ndarray:
-        key = (direction, block)
-        if key in self._blocks:
-            self._blocks.move_to_end(key)
-            return self._blocks[key]
-        states = self._states[direction]
-        while len(states) <= block:  # walk the recursion forward from the last known block start
-            last = len(states) - 1
-            values = self._make_block(direction, last, states[last])
-            states.append(values[:, -1].copy())
-            self._remember((direction, last), values)
-        if key not in self._blocks:
-            self._remember(key, self._make_block(direction, block, states[block]))
-        return self._blocks[key]
-
-    def _remember(self, key: tuple[int, int], values: np.ndarray) -> None:
-        self._blocks[key] = values
-        while len(self._blocks) > _CACHED_BLOCKS:
-            self._blocks.popitem(last=False)
+        return out, out[:, -1].copy()
 
     def sample(self, t_s: float | np.ndarray) -> np.ndarray:
         """Process values at sim times t_s (s): array (len(t_s), D); the same numbers whatever the call order."""
         t = np.atleast_1d(np.asarray(t_s, dtype=float))
         if not np.all(np.isfinite(t)):
             raise ValueError("OrnsteinUhlenbeck.sample: times must be finite")
-        if t.size == 1:  # the per-step call of a node: same arithmetic as below, without the sorting
-            steps = abs(float(t[0])) / self.time_step_s
-            k0 = int(np.floor(steps))
-            block, offset = divmod(k0, BLOCK_STEPS)
-            with self._lock:
-                values = self._block(+1 if t[0] >= 0.0 else -1, block)
-            lo, hi = values[:, offset], values[:, offset + 1]
-            return (self.mean + (lo + (hi - lo) * (steps - k0)))[None, :]
-        deviation = np.empty((t.size, self.mean.size))
-        with self._lock:
-            for direction, mask in ((+1, t >= 0.0), (-1, t < 0.0)):
-                if not np.any(mask):
-                    continue
-                steps = np.abs(t[mask]) / self.time_step_s
-                k0 = np.floor(steps).astype(np.int64)
-                frac = (steps - k0)[None, :]
-                block, offset = np.divmod(k0, BLOCK_STEPS)
-                part = np.empty((self.mean.size, k0.size))
-                order = np.argsort(block, kind="stable")
-                blocks, starts = np.unique(block[order], return_index=True)
-                for b, sel in zip(blocks, np.split(order, starts[1:]), strict=True):
-                    values = self._block(direction, int(b))
-                    lo, hi = values[:, offset[sel]], values[:, offset[sel] + 1]
-                    part[:, sel] = lo + (hi - lo) * frac[:, sel]
-                deviation[mask] = part.T
-        return self.mean + deviation
+        if t.size == 1:  # the per-step call of a node: same arithmetic, without the sorting
+            return (self.mean + self._series.at_one(float(t[0]) / self.time_step_s))[None, :]
+        return self.mean + self._series.at(t / self.time_step_s).T
 
 
 @dataclass(frozen=True)
