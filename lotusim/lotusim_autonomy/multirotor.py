@@ -455,17 +455,25 @@ class MultirotorPilot:
     # --- control --------------------------------------------------------------------------------------------
     def step(self, state: NedState, h: float) -> np.ndarray:
         """Rotor speeds (rad/s) for this state after a control step h (s)."""
+        target = self.plan(state)
+        if target is None:
+            return self.controller.idle()
+        return self.controller.step(state, target, h)
+
+    def plan(self, state: NedState) -> FlightTarget | None:
+        """The flight phases at this state: the target of the cascade, or None when disarmed (rotors idle).
+        (lotusim_autonomy.multirotor_batch steps the cascade of many pilots' targets at once.)"""
         self.last_state = state
         if self.hold_ned is None:
             self.hold_ned = state.position_ned_m.copy()
         if self.heading_rad is None:
             self.heading_rad = float(state.rpy_ned_rad[2])
         if self.phase == "disarmed":
-            return self.controller.idle()
+            return None
         self.target = self._target(state)
         if self.phase == "disarmed":  # the landing ended in this step
-            return self.controller.idle()
-        return self.controller.step(state, self.target, h)
+            return None
+        return self.target
 
     def _hold(self, position_ned: np.ndarray) -> None:
         self.hold_ned, self.phase = position_ned.copy(), "hold"
