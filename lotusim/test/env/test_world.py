@@ -190,3 +190,18 @@ def test_geojson_errors(tmp_path):
         ConfigError, match=r"world.coast.file: a GeoJSON coast \(WGS84\) needs the environment's origin"
     ):
         world_of({"coast": {"file": "ok.geojson"}}, tmp_path, origin=None)
+
+
+def test_shipped_brest_coast_loads_with_the_origin_at_sea():
+    """lotusim/config/world/brest_coast.geojson (OpenStreetMap via [GeoMaps2017]): the scenarios' origin is in the
+    Iroise Sea; Brest (48.39 N, 4.49 W) and Crozon (48.25 N, 4.49 W) are on land; the Goulet (48.35 N, 4.55 W) is
+    sea."""
+    from lotusim_core.base.geodesy import geodetic_to_enu
+    from lotusim_core.base.paths import config_dir
+
+    world = world_of({"coast": {"file": str(config_dir() / "world" / "brest_coast.geojson")}})
+    assert len(world.coast_rings) == 9 and 600 < len(world.segments) < 700
+    origin = GeodeticOrigin(48.3, -4.6)
+    places = np.array([[48.3, -4.6, 0.0], [48.39, -4.49, 0.0], [48.25, -4.49, 0.0], [48.35, -4.55, 0.0]])
+    xy = geodetic_to_enu(places, origin)[:, :2]
+    assert land_contains(world, xy).tolist() == [False, True, True, False]
