@@ -8,9 +8,11 @@ checkpoint, and as clock master /lotusim/step and the /lotusim/step_for action (
 roster (lotusim_physics.fleet_roster) on /lotusim/fleet_roster at start and whenever its vessels change (create,
 delete, restore). It subscribes per vessel to `<vessel>/thrusters/<thruster>/cmd`, `<vessel>/fins/<fin>/cmd`
 (std_msgs/Float64; actuator names from the vehicle file) and `<vessel>/cmd_wrench` (geometry_msgs/Wrench, body
-FLU); non-finite commands are rejected and logged, the vessel keeps its last valid command. Per-vessel names are
-relative (in the node's namespace), fleet-wide ones absolute (lotusim_core.ros.ros_names). In every mode, the
-parameter `run_until_s` holds the worker at the first step at or after that sim time (lotusim_physics.run_limit).
+FLU), and to /lotusim/thruster_commands (sensor_msgs/JointState: many vessels' thruster commands in one message,
+lotusim_physics.thruster_batch; what the controller hosts send for their drones); non-finite commands are
+rejected and logged, the vessel keeps its last valid command. Per-vessel names are relative (in the node's
+namespace), fleet-wide ones absolute (lotusim_core.ros.ros_names). In every mode, the parameter `run_until_s` holds
+the worker at the first step at or after that sim time (lotusim_physics.run_limit).
 Interfaces: docs/interfaces.md.
 """
 
@@ -26,6 +28,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
@@ -44,6 +47,7 @@ from lotusim_physics import pacing
 from lotusim_physics.endpoint_queue import EndpointQueue
 from lotusim_physics.fleet_roster import RosterRevisions, roster_of
 from lotusim_physics.run_limit import RateParameter, RunLimit
+from lotusim_physics.thruster_batch import ThrusterCommandBatch
 from lotusim_physics.worker import CREATE, DELETE, MOVE, FleetWorker
 from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
 
@@ -102,6 +106,8 @@ class DynamicsWorker(Node):
     def _create_services(self, s: WorkerSettings) -> None:
         """The worker's services, and the subscriptions that are not per vessel."""
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
+        self._thruster_batch = ThrusterCommandBatch(self.core)  # many vessels' thruster commands in one message
+        self.create_subscription(JointState, "/lotusim/thruster_commands", self._on_thruster_batch, 10)
         prefix = f"/lotusim/{self.worker}"
         self.create_service(WorkerCommand, f"{prefix}/command", self._on_command)
         self.create_service(ListVessels, f"{prefix}/list_vessels", self._on_list)
@@ -229,6 +235,9 @@ class DynamicsWorker(Node):
 
     def _on_actuator(self, name: str, kind: str, index: int, msg: Float64) -> None:
         self._warn(self.core.command_actuator(name, kind, index, msg.data))
+
+    def _on_thruster_batch(self, msg: JointState) -> None:
+        self._warn(self._thruster_batch.apply(msg.name, msg.velocity))
 
     def _on_wrench(self, name: str, msg: Wrench) -> None:
         f, t = msg.force, msg.torque
