@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,10 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 OTHER_DEFAULTS: dict[str, Any] = {"reflectivity": 0.5, "albedo": (0.5, 0.5, 0.5)}
 COAST_DEFAULTS = {"height_m": 10.0, "reflectivity": 0.6, "albedo": (0.45, 0.40, 0.33)}  # [assumption] rock, sand
+SEABED_DEFAULTS = {"reflectivity": 0.3, "albedo": (0.60, 0.55, 0.40)}  # [assumption] a sandy floor
 
-WORLD_KEYS = ("coast", "objects")
+WORLD_KEYS = ("coast", "objects", "seabed")
+SEABED_KEYS = ("reflectivity", "albedo")  # the seabed's shape is the environment's bathymetry
 COAST_KEYS = ("file", "polygons", "height_m", "reflectivity", "albedo")
 OBJECT_KEYS = (
     "name",
@@ -90,6 +93,8 @@ class World:
     coast_albedo: np.ndarray = field(default_factory=lambda: np.array(COAST_DEFAULTS["albedo"]))
     coast_height_m: float = COAST_DEFAULTS["height_m"]
     land: Any = field(default_factory=lambda: shapely.MultiPolygon())
+    seabed_reflectivity: float = SEABED_DEFAULTS["reflectivity"]
+    seabed_albedo: np.ndarray = field(default_factory=lambda: np.array(SEABED_DEFAULTS["albedo"]))
 
     def is_empty(self) -> bool:
         """True when the world holds neither land nor objects."""
@@ -100,12 +105,24 @@ class World:
         """Number of objects O."""
         return len(self.object_names)
 
+    @cached_property
+    def segment_tree(self) -> shapely.STRtree:
+        """An STRtree over the coast edges (as line strings; tree index = row of `segments`), built on first use."""
+        lines = shapely.linestrings(self.segments.reshape(-1, 2, 2)) if len(self.segments) else []
+        return shapely.STRtree(lines)
+
+    @cached_property
+    def object_radius_m(self) -> np.ndarray:
+        """(O,) radius of each object's bounding sphere about its centre (m)."""
+        return np.linalg.norm(self.object_half_extents, axis=1)
+
 
 def land_contains(world: World, xy: np.ndarray) -> np.ndarray:
     """(N,) bool: which of the (N, 2) points (x east, y north; m, `map`) lie on land (inside, or on the coast line)."""
     pts = np.asarray(xy, dtype=float).reshape(-1, 2)
     if world.land.is_empty:
         return np.zeros(len(pts), dtype=bool)
+    shapely.prepare(world.land)  # once: later calls reuse the prepared geometry
     return shapely.intersects_xy(world.land, pts[:, 0], pts[:, 1])
 
 
@@ -128,6 +145,8 @@ def build_world(
         _object(item, join_key(join_key(key, "objects"), i), origin)
         for i, item in enumerate(_CHECK.sequence(cfg.get("objects"), join_key(key, "objects")))
     ]
+    seabed_cfg = section(cfg.get("seabed"), join_key(key, "seabed"))
+    check_keys(seabed_cfg, SEABED_KEYS, join_key(key, "seabed"))
     names = [o["name"] for o in objects]
     for i, name in enumerate(names):
         if name in names[:i]:
@@ -147,6 +166,10 @@ def build_world(
         coast_albedo=coast_albedo,
         coast_height_m=height,
         land=land,
+        seabed_reflectivity=_unit_interval(
+            seabed_cfg, "reflectivity", join_key(key, "seabed"), SEABED_DEFAULTS["reflectivity"]
+        ),
+        seabed_albedo=_albedo(seabed_cfg, join_key(key, "seabed"), SEABED_DEFAULTS["albedo"]),
     )
 
 

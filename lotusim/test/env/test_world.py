@@ -167,6 +167,8 @@ def test_object_by_latitude_longitude():
             "used twice",
         ),
         ({"objects": {"name": "a"}}, "world.objects", "expected a list"),
+        ({"seabed": {"albedo": [1, 1]}}, "world.seabed.albedo", "3 finite numbers"),
+        ({"seabed": {"depth_m": 3}}, "world.seabed.depth_m", "unknown key"),
     ],
 )
 def test_bad_world_fails_at_load_with_key_and_reason(section, key, reason):

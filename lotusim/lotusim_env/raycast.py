@@ -1,0 +1,428 @@
+"""Rays against the world: coast walls and tops, objects, other vessels' boxes, the seabed and the sea surface.
+
+ROS-free and vectorised over rays (no Python loop over rays, vessels or segments). Frames: `map` ENU, metres.
+Used by the LiDAR (lotusim_sensors.lidar) and by the radar, sonar and camera models.
+
+What a ray meets, and how (t: distance along the unit direction d from the origin o, 0 < t <= max range):
+- **Coast**: land is a vertical prism (lotusim_env.world): each polygon edge a wall from −∞ up to the land height
+  h, and a flat top at z = h. Wall: the 2-D ray–segment intersection o_xy + t d_xy = a + u (b − a), 0 <= u <= 1,
+  solved with 2-D cross products (t = ((a − o) × e)/(d × e), u = ((a − o) × d)/(d × e), e = b − a), valid when
+  the hit's z <= h. Top: t = (h − o_z)/d_z, valid when the point is on land (shapely).
+- **Objects**: sphere (the quadratic |o + t d − c|² = r²), vertical cylinder (the same in x, y, bounded in z, and
+  its two caps), box with a yaw (the slab method of Kay & Kajiya [KayKajiya1986] in the box's frame).
+- **Vessels**: oriented boxes (centre, rotation map ← body, half extents), the slab method in the body frame.
+- **Seabed** z = −H(x, y): flat (a plane, exact); gridded (bilinear H, lotusim_env.bathymetry): marched in steps
+  of half the smallest grid spacing until the ray is below the bed, then the crossing is bisected to 1e-6 of a
+  step. Exact but for a ray that dips below a ridge and out again within one step (a grazing ray over a feature
+  narrower than half a cell): that ray misses the ridge. The normal is (∂H/∂x, ∂H/∂y, 1) normalised.
+- **Sea surface**: the calm plane z = 0 (waves are not seen by rays), from above or below.
+
+Broad phase: ray origins are binned on a square grid of cells of side max(max range, 1 m); each occupied cell
+asks once for the coast edges (shapely STRtree, box query) and the objects and vessels (bounding spheres) within
+max range of the cell; a ray is tested only against its cell's candidates.
+
+A hit's normal is a unit vector facing the ray's origin. Misses: range inf, point NaN, normal 0, what NONE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+from lotusim_env.bathymetry import FlatSeabed, GridSeabed
+from lotusim_env.world import BOX, CYLINDER, SPHERE, World
+
+NONE, COAST, OBJECT, SEABED, SEA_SURFACE, VESSEL = 0, 1, 2, 3, 4, 5
+WHAT_NAMES = ("none", "coast", "object", "seabed", "sea_surface", "vessel")
+# [assumption] the calm sea surface: reflectivity ~0.02 (Fresnel reflectance of water at normal incidence),
+# a dark blue-green albedo
+SEA_SURFACE_REFLECTIVITY = 0.02
+SEA_SURFACE_ALBEDO = (0.05, 0.15, 0.20)
+EPS_T = 1e-9  # hits closer than this (m) are ignored (a ray leaving the surface it starts on)
+
+
+@dataclass
+class Hits:
+    """One entry per ray (R rays). Map ENU."""
+
+    range_m: np.ndarray  # (R,) m, np.inf where nothing within max range
+    point: np.ndarray  # (R, 3) hit point (NaN for misses)
+    normal: np.ndarray  # (R, 3) unit surface normal facing the ray origin (0 for misses)
+    what: np.ndarray  # (R,) int8: NONE, COAST, OBJECT, SEABED, SEA_SURFACE, VESSEL
+    index: np.ndarray  # (R,) int: object or vessel row hit, -1 otherwise
+    reflectivity: np.ndarray  # (R,) [0, 1] (0 for misses)
+    albedo: np.ndarray  # (R, 3) RGB [0, 1] (0 for misses)
+
+
+@dataclass
+class VesselBoxes:
+    """Vessels as oriented boxes: V rows, map ENU."""
+
+    centers: np.ndarray  # (V, 3) box centres, map ENU m
+    rotations: np.ndarray  # (V, 3, 3) map <- body (FLU)
+    half_extents: np.ndarray  # (V, 3) m along body x (forward), y (left), z (up)
+    reflectivity: np.ndarray  # (V,)
+    albedo: np.ndarray  # (V, 3)
+
+    def __len__(self) -> int:
+        return len(self.centers)
+
+
+SeabedLike = FlatSeabed | GridSeabed | Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def cast(
+    world: World,
+    seabed: SeabedLike | None,
+    origins: np.ndarray,
+    directions: np.ndarray,
+    max_range_m: float,
+    vessels: VesselBoxes | None = None,
+    sea_surface: bool = True,
+    exclude_vessel: np.ndarray | None = None,
+    seabed_step_m: float | None = None,
+) -> Hits:
+    """Cast R rays (origins (R, 3), unit directions (R, 3), map ENU m) up to max_range_m; the nearest hit of each.
+
+    seabed: the environment's bathymetry (FlatSeabed, GridSeabed), any callable depth_m(x, y) (marched with
+    seabed_step_m, default 1 m), or None (no seabed). exclude_vessel: (R,) vessel row each ray ignores (its own
+    hull; -1: none). seabed_step_m overrides the marching step of a grid.
+    """
+    o = np.asarray(origins, dtype=float).reshape(-1, 3)
+    d = np.asarray(directions, dtype=float).reshape(-1, 3)
+    best = _Best(len(o), float(max_range_m))
+    if len(o) == 0:
+        return best.hits(o, d)
+    cells = _Cells(o, float(max_range_m))
+    if sea_surface:
+        _sea_surface(o, d, best)
+    _coast(world, o, d, cells, best)
+    _objects(world, o, d, cells, best)
+    if vessels is not None and len(vessels):
+        skip = None if exclude_vessel is None else np.asarray(exclude_vessel, dtype=int).reshape(-1)
+        _vessels(vessels, o, d, cells, best, skip)
+    if seabed is not None:
+        _seabed(seabed, o, d, best, seabed_step_m)
+    hits = best.hits(o, d)
+    _fill_materials(world, vessels, hits)
+    return hits
+
+
+# ---------------------------------------------------------------------------------------------- bookkeeping
+class _Best:
+    """The nearest hit so far of each ray: t, normal, what, index."""
+
+    def __init__(self, n: int, max_range_m: float) -> None:
+        self.t = np.full(n, max_range_m)
+        self.hit = np.zeros(n, dtype=bool)
+        self.normal = np.zeros((n, 3))
+        self.what = np.zeros(n, dtype=np.int8)
+        self.index = np.full(n, -1, dtype=np.int64)
+
+    def offer(self, rays: np.ndarray, t: np.ndarray, normal: np.ndarray, what: int, index: np.ndarray | None) -> None:
+        """Candidate hits (ray indices may repeat: the nearest per ray is kept); t must be > 0 and finite."""
+        if len(rays) == 0:
+            return
+        order = np.lexsort((t, rays))  # by ray, then by t: the first of each ray is its nearest
+        rays, t, normal = rays[order], t[order], normal[order]
+        first = np.ones(len(rays), dtype=bool)
+        first[1:] = rays[1:] != rays[:-1]
+        rays, t, normal = rays[first], t[first], normal[first]
+        better = t <= self.t[rays]
+        r = rays[better]
+        self.t[r] = t[better]
+        self.hit[r] = True
+        self.normal[r] = normal[better]
+        self.what[r] = what
+        self.index[r] = -1 if index is None else index[order][first][better]
+
+    def hits(self, o: np.ndarray, d: np.ndarray) -> Hits:
+        n = len(o)
+        rng = np.where(self.hit, self.t, np.inf)
+        point = np.where(self.hit[:, None], o + self.t[:, None] * d, np.nan)
+        normal = _face(self.normal, d) * self.hit[:, None]
+        return Hits(rng, point, normal, self.what, self.index, np.zeros(n), np.zeros((n, 3)))
+
+
+def _face(normal: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Normals flipped to face the ray origin (n·d <= 0)."""
+    flip = np.einsum("ij,ij->i", normal, d) > 0.0
+    return np.where(flip[:, None], -normal, normal)
+
+
+def _fill_materials(world: World, vessels: VesselBoxes | None, hits: Hits) -> None:
+    w = hits.what
+    for code, refl, albedo in (
+        (COAST, world.coast_reflectivity, world.coast_albedo),
+        (SEABED, world.seabed_reflectivity, world.seabed_albedo),
+        (SEA_SURFACE, SEA_SURFACE_REFLECTIVITY, np.asarray(SEA_SURFACE_ALBEDO)),
+    ):
+        m = w == code
+        hits.reflectivity[m] = refl
+        hits.albedo[m] = albedo
+    m = w == OBJECT
+    hits.reflectivity[m] = world.object_reflectivity[hits.index[m]]
+    hits.albedo[m] = world.object_albedo[hits.index[m]]
+    if vessels is not None:
+        m = w == VESSEL
+        hits.reflectivity[m] = np.asarray(vessels.reflectivity)[hits.index[m]]
+        hits.albedo[m] = np.asarray(vessels.albedo)[hits.index[m]]
+
+
+# ---------------------------------------------------------------------------------------------- broad phase
+class _Cells:
+    """Ray origins binned on a square grid of side max(range, 1 m); per cell, the box within range of it."""
+
+    def __init__(self, o: np.ndarray, max_range_m: float) -> None:
+        self.size = max(max_range_m, 1.0)
+        self.range = max_range_m
+        ij = np.floor(o[:, :2] / self.size).astype(np.int64)
+        keys = ij[:, 0] * 4_000_003 + ij[:, 1]
+        uniq, first, self.inverse = np.unique(keys, return_index=True, return_inverse=True)
+        self.lo = ij[first] * self.size - max_range_m  # (C, 2) min corner of each cell's reach
+        self.hi = (ij[first] + 1) * self.size + max_range_m
+        self.count = len(uniq)
+
+    def pairs(self, cell: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ray, candidate) pairs from per-cell candidates (cell index, candidate index), every ray of each cell."""
+        if len(cell) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        order = np.argsort(cell, kind="stable")
+        cell, cand = cell[order], cand[order]
+        per_cell = np.bincount(cell, minlength=self.count)
+        start = np.concatenate([[0], np.cumsum(per_cell)[:-1]])
+        k = per_cell[self.inverse]  # candidates of each ray
+        rays = np.repeat(np.arange(len(self.inverse)), k)
+        offsets = np.arange(len(rays)) - np.repeat(np.cumsum(k) - k, k)
+        return rays, cand[start[self.inverse][rays] + offsets]
+
+    def spheres(self, centers: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cell, item) pairs: items whose bounding sphere (x, y) reaches a cell's box."""
+        c = centers[None, :, :2]
+        gap = np.maximum(self.lo[:, None, :] - c, 0.0) + np.maximum(c - self.hi[:, None, :], 0.0)
+        near = np.einsum("cik,cik->ci", gap, gap) <= radius[None, :] ** 2
+        cell, item = np.nonzero(near)
+        return cell, item
+
+
+# ---------------------------------------------------------------------------------------------- the surfaces
+def _sea_surface(o: np.ndarray, d: np.ndarray, best: _Best) -> None:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = -o[:, 2] / d[:, 2]
+    ok = np.isfinite(t) & (t > EPS_T) & (o[:, 2] != 0.0)
+    rays = np.nonzero(ok)[0]
+    n = np.zeros((len(rays), 3))
+    n[:, 2] = 1.0
+    best.offer(rays, t[ok], n, SEA_SURFACE, None)
+
+
+def _coast(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Best) -> None:
+    if len(world.segments) == 0:
+        return
+    boxes = shapely.box(cells.lo[:, 0], cells.lo[:, 1], cells.hi[:, 0], cells.hi[:, 1])
+    cell, seg = world.segment_tree.query(boxes, predicate="intersects")
+    rays, seg = cells.pairs(cell, seg)
+    s = world.segments[seg]
+    e = s[:, 2:] - s[:, :2]
+    dxy, ap = d[rays, :2], s[:, :2] - o[rays, :2]
+    den = dxy[:, 0] * e[:, 1] - dxy[:, 1] * e[:, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (ap[:, 0] * e[:, 1] - ap[:, 1] * e[:, 0]) / den
+        u = (ap[:, 0] * dxy[:, 1] - ap[:, 1] * dxy[:, 0]) / den
+    z = o[rays, 2] + t * d[rays, 2]
+    ok = (den != 0.0) & (t > EPS_T) & (u >= 0.0) & (u <= 1.0) & (z <= world.coast_height_m)
+    n = np.column_stack([e[:, 1], -e[:, 0], np.zeros(len(e))])[ok]
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    best.offer(rays[ok], t[ok], n, COAST, None)
+    # the flat top of the land, for rays from above it going down
+    h = world.coast_height_m
+    down = np.nonzero((o[:, 2] > h) & (d[:, 2] < 0.0))[0]
+    if len(down):
+        t_top = (h - o[down, 2]) / d[down, 2]
+        p = o[down, :2] + t_top[:, None] * d[down, :2]
+        shapely.prepare(world.land)
+        on = (t_top < best.t[down]) & shapely.intersects_xy(world.land, p[:, 0], p[:, 1])
+        up = np.tile([0.0, 0.0, 1.0], (int(on.sum()), 1))
+        best.offer(down[on], t_top[on], up, COAST, None)
+
+
+def _objects(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Best) -> None:
+    if world.object_count == 0:
+        return
+    cell, item = cells.spheres(world.object_centers, world.object_radius_m)
+    rays, obj = cells.pairs(cell, item)
+    shape = world.object_shapes[obj]
+    c, half, yaw = world.object_centers[obj], world.object_half_extents[obj], world.object_yaw_rad[obj]
+    for code, fn in ((SPHERE, _sphere), (CYLINDER, _cylinder), (BOX, _yaw_box)):
+        m = shape == code
+        if m.any():
+            t, n = fn(o[rays[m]], d[rays[m]], c[m], half[m], yaw[m])
+            ok = np.isfinite(t)
+            best.offer(rays[m][ok], t[ok], n[ok], OBJECT, obj[m][ok])
+
+
+def _sphere(o, d, c, half, _yaw):
+    """Nearest entry t of |o + t d − c| = r (inf: none), and the outward normal."""
+    oc = o - c
+    r = half[:, 0]
+    b = np.einsum("ij,ij->i", oc, d)
+    disc = b * b - (np.einsum("ij,ij->i", oc, oc) - r * r)
+    with np.errstate(invalid="ignore"):
+        t = -b - np.sqrt(disc)
+    t = np.where((disc >= 0.0) & (t > EPS_T), t, np.inf)
+    n = (o + np.where(np.isfinite(t), t, 0.0)[:, None] * d - c) / r[:, None]
+    return t, n
+
+
+def _cylinder(o, d, c, half, _yaw):
+    """Vertical cylinder (radius half[0], half height half[2]): side (2-D quadratic) and caps; nearest entry."""
+    r, hz = half[:, 0], half[:, 2]
+    oc = o - c
+    a = d[:, 0] ** 2 + d[:, 1] ** 2
+    b = oc[:, 0] * d[:, 0] + oc[:, 1] * d[:, 1]
+    disc = b * b - a * (oc[:, 0] ** 2 + oc[:, 1] ** 2 - r * r)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t_side = (-b - np.sqrt(disc)) / a
+        z_side = oc[:, 2] + t_side * d[:, 2]
+        t_side = np.where((disc >= 0) & (a > 0) & (t_side > EPS_T) & (np.abs(z_side) <= hz), t_side, np.inf)
+        cap_z = np.where(oc[:, 2] > 0.0, hz, -hz)  # the cap facing the origin
+        t_cap = (cap_z - oc[:, 2]) / d[:, 2]
+        pc = oc[:, :2] + t_cap[:, None] * d[:, :2]
+        t_cap = np.where(
+            (np.abs(oc[:, 2]) > hz) & (t_cap > EPS_T) & (np.einsum("ij,ij->i", pc, pc) <= r * r), t_cap, np.inf
+        )
+    side = t_side <= t_cap
+    t = np.minimum(t_side, t_cap)
+    p = oc + np.where(np.isfinite(t), t, 0.0)[:, None] * d
+    n_side = np.column_stack([p[:, 0] / r, p[:, 1] / r, np.zeros(len(p))])
+    n_cap = np.column_stack([np.zeros(len(p)), np.zeros(len(p)), np.sign(cap_z)])
+    return t, np.where(side[:, None], n_side, n_cap)
+
+
+def _yaw_box(o, d, c, half, yaw):
+    """A box yawed about z: rotate the ray into the box frame, slab test, rotate the normal back."""
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    rot = np.zeros((len(yaw), 3, 3))
+    rot[:, 0, 0], rot[:, 0, 1], rot[:, 1, 0], rot[:, 1, 1], rot[:, 2, 2] = cy, -sy, sy, cy, 1.0
+    return _oriented_box(o, d, c, rot, half)
+
+
+def _oriented_box(o, d, c, rot, half):
+    """Slab method [KayKajiya1986] in the box frame (rot: map <- box); nearest entry t and the map normal."""
+    ol = np.einsum("nji,nj->ni", rot, o - c)  # rot^T (o - c)
+    dl = np.einsum("nji,nj->ni", rot, d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / dl
+        t1, t2 = (-half - ol) * inv, (half - ol) * inv
+    tmin, tmax = np.minimum(t1, t2), np.maximum(t1, t2)
+    # a ray parallel to a slab: inside it -> no constraint, outside -> no hit
+    par = dl == 0.0
+    inside = np.abs(ol) <= half
+    tmin = np.where(par, np.where(inside, -np.inf, np.inf), tmin)
+    tmax = np.where(par, np.where(inside, np.inf, -np.inf), tmax)
+    axis = np.argmax(tmin, axis=1)
+    t_in, t_out = tmin.max(axis=1), tmax.min(axis=1)
+    t = np.where((t_in <= t_out) & (t_in > EPS_T), t_in, np.inf)
+    nl = np.zeros_like(ol)
+    rows = np.arange(len(ol))
+    nl[rows, axis] = -np.sign(dl[rows, axis])
+    return t, np.einsum("nij,nj->ni", rot, nl)
+
+
+def _vessels(v: VesselBoxes, o, d, cells: _Cells, best: _Best, skip: np.ndarray | None) -> None:
+    radius = np.linalg.norm(v.half_extents, axis=1)
+    cell, item = cells.spheres(np.asarray(v.centers, dtype=float), radius)
+    rays, ves = cells.pairs(cell, item)
+    if skip is not None:
+        keep = skip[rays] != ves
+        rays, ves = rays[keep], ves[keep]
+    if len(rays) == 0:
+        return
+    t, n = _oriented_box(o[rays], d[rays], v.centers[ves], v.rotations[ves], v.half_extents[ves])
+    ok = np.isfinite(t)
+    best.offer(rays[ok], t[ok], n[ok], VESSEL, ves[ok])
+
+
+# ---------------------------------------------------------------------------------------------- the seabed
+def _seabed(seabed: SeabedLike, o: np.ndarray, d: np.ndarray, best: _Best, step_m: float | None) -> None:
+    if isinstance(seabed, FlatSeabed):
+        depth = seabed.depth_m
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (-depth - o[:, 2]) / d[:, 2]
+        ok = np.isfinite(t) & (t > EPS_T) & (o[:, 2] > -depth) & (t < best.t)
+        rays = np.nonzero(ok)[0]
+        best.offer(rays, t[ok], np.tile([0.0, 0.0, 1.0], (len(rays), 1)), SEABED, None)
+        return
+    if isinstance(seabed, GridSeabed):
+        depth_fn = _GridDepth(seabed)
+        step = step_m or 0.5 * min(np.diff(seabed.x).min(), np.diff(seabed.y).min())
+        top = -float(seabed.depth.min())  # the highest point of the bed (m, z up)
+    else:
+        depth_fn = seabed.seabed_depth_m if hasattr(seabed, "seabed_depth_m") else seabed
+        step, top = step_m or 1.0, np.inf
+    _march(depth_fn, float(step), top, o, d, best)
+
+
+class _GridDepth:
+    """Bilinear depth on a GridSeabed's nodes (the same H as GridSeabed.seabed_depth_m, edge-clamped), fast."""
+
+    def __init__(self, g: GridSeabed) -> None:
+        self.x, self.y, self.h = g.x, g.y, g.depth
+
+    def __call__(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        x = np.clip(x, self.x[0], self.x[-1])
+        y = np.clip(y, self.y[0], self.y[-1])
+        i = np.clip(np.searchsorted(self.x, x, side="right") - 1, 0, len(self.x) - 2)
+        j = np.clip(np.searchsorted(self.y, y, side="right") - 1, 0, len(self.y) - 2)
+        wx = (x - self.x[i]) / (self.x[i + 1] - self.x[i])
+        wy = (y - self.y[j]) / (self.y[j + 1] - self.y[j])
+        h = self.h
+        return (1 - wx) * ((1 - wy) * h[i, j] + wy * h[i, j + 1]) + wx * ((1 - wy) * h[i + 1, j] + wy * h[i + 1, j + 1])
+
+
+def _march(depth_fn, step: float, top: float, o: np.ndarray, d: np.ndarray, best: _Best) -> None:
+    """March each ray in steps of `step` up to its current nearest hit; bisect the first step that ends below the
+    bed. Rays whose whole path stays above the bed's highest point `top` are skipped."""
+    t_end = best.t
+    lowest = np.minimum(o[:, 2], o[:, 2] + t_end * d[:, 2])
+    rays = np.nonzero(lowest < top)[0]
+    if len(rays) == 0:
+        return
+    ro, rd, rend = o[rays], d[rays], t_end[rays]
+
+    def above(idx: np.ndarray, t: np.ndarray) -> np.ndarray:  # height above the bed (m) at t along ray idx
+        p = ro[idx] + t[:, None] * rd[idx]
+        return p[:, 2] + depth_fn(p[:, 0], p[:, 1])
+
+    alive = above(np.arange(len(rays)), np.zeros(len(rays))) > 0.0  # rays starting under the bed see nothing
+    lo = np.zeros(len(rays))
+    hi = np.full(len(rays), np.inf)
+    n_steps = int(np.ceil(rend.max() / step)) if len(rend) else 0
+    idx = np.nonzero(alive)[0]
+    for k in range(1, n_steps + 1):  # a loop over steps, vectorised over the rays still marching
+        if len(idx) == 0:
+            break
+        t = np.minimum(k * step, rend[idx])
+        below = above(idx, t) <= 0.0
+        hi[idx[below]] = t[below]
+        lo[idx[~below]] = t[~below]
+        idx = idx[~below & (t < rend[idx])]
+    found = np.nonzero(np.isfinite(hi))[0]
+    a, b = lo[found], hi[found]
+    for _ in range(int(np.ceil(np.log2(1e6))) + 1):  # to 1e-6 of a step
+        mid = 0.5 * (a + b)
+        under = above(found, mid) <= 0.0
+        b = np.where(under, mid, b)
+        a = np.where(under, a, mid)
+    t = 0.5 * (a + b)
+    p = ro[found] + t[:, None] * rd[found]
+    eps = 1e-3 * step
+    gx = (depth_fn(p[:, 0] + eps, p[:, 1]) - depth_fn(p[:, 0] - eps, p[:, 1])) / (2 * eps)
+    gy = (depth_fn(p[:, 0], p[:, 1] + eps) - depth_fn(p[:, 0], p[:, 1] - eps)) / (2 * eps)
+    n = np.column_stack([gx, gy, np.ones(len(t))])
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    ok = t > EPS_T
+    best.offer(rays[found][ok], t[ok], n[ok], SEABED, None)
