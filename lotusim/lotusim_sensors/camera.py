@@ -1,7 +1,7 @@
 """Underwater camera: OceanSim's image formation model (Eq. 1 of [Song2025]) on a ray-cast image (ROS-free).
 
 A pinhole camera casts one ray through each pixel centre; the hit gives the range d (m) and the albedo J (RGB in
-[0, 1], the in-air colour). Under water each channel c ∈ {R, G, B} is, Eq. 1 (the revised image formation model [Song2025] follows):
+[0, 1], the in-air colour). Under water each channel c ∈ {R, G, B} is, Eq. 1 of [Song2025]:
 
     I_c = J_c e^{−β_attn,c d} + B∞,c (1 − e^{−β_bs,c d}),
 
