@@ -4,10 +4,12 @@ names to nested params, the standalone one-controller node and its main()."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_core.base.catalogue import load_vehicle
@@ -19,6 +21,9 @@ DEFAULT_ORIGIN = GeodeticOrigin(48.3904, -4.4861, 0.0)  # the MAS server's defau
 COMMON_KEYS = ("model", "origin_latitude_deg", "origin_longitude_deg", "origin_altitude_m", "setpoints")
 # node parameters that are not controller params (rclpy declares the last two on every node)
 ROS_ONLY_KEYS = ("vessel", "controllers_yaml", "use_sim_time", "start_type_description_service")
+
+
+GainsT = TypeVar("GainsT")
 
 
 class ParamReader:
@@ -44,6 +49,19 @@ class ParamReader:
             expected = f"one of {tuple(choices)}" if choices is not None else "a string"
             raise ValueError(f"{self.where}: {key}: expected {expected}, got {value!r}")
         return value
+
+    def gains(self, cls: type[GainsT], low: float = -float("inf"), choices: Sequence[str] = ()) -> GainsT:
+        """A gains dataclass with every field read under its own name (the field's default when absent): numbers
+        >= low, text fields one of `choices`."""
+        defaults = cls()
+        values = {}
+        for f in dataclasses.fields(cls):
+            default = getattr(defaults, f.name)
+            if isinstance(default, str):
+                values[f.name] = self.text(f.name, default, choices or None)
+            else:
+                values[f.name] = self.number(f.name, default, low)
+        return cls(**values)
 
     def model(self) -> str:
         value = self.params.get("model")
@@ -79,6 +97,14 @@ class ParamReader:
         if unknown:
             known = sorted(self.used - set(ROS_ONLY_KEYS))
             raise ValueError(f"{self.where}: unknown parameter(s) {unknown}; expected some of {known}")
+
+
+def status_message(label: str, values: Sequence[float]) -> Float64MultiArray:
+    """A controller's status: one row of floats whose fields the label names (`<vessel>/<controller>/status`)."""
+    out = Float64MultiArray()
+    out.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
+    out.data = [float(v) for v in values]
+    return out
 
 
 class Endpoints:

@@ -22,15 +22,21 @@ in torpedo.TorpedoAutopilot; every gain is a parameter (names as the TorpedoGain
 from __future__ import annotations
 
 import math
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64, Float64MultiArray
 
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.controller_base import (
+    Endpoints,
+    ParamReader,
+    SingleControllerNode,
+    main_for,
+    status_message,
+    take_odometry,
+)
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.torpedo import HEADING_LAWS, TorpedoAutopilot, TorpedoGains
 from lotusim_core.base.vehicle_spec import VehicleSpec
@@ -63,13 +69,7 @@ class DepthHeadingAutopilot:
         read = ParamReader(params, f"{self.TYPE} {vessel}")
         self.model = read.model()
         spec = read.vehicle(self.cannot_drive)
-        gains = TorpedoGains()
-        for f in fields(TorpedoGains):
-            default = getattr(gains, f.name)
-            value = (
-                read.text(f.name, default, HEADING_LAWS) if isinstance(default, str) else read.number(f.name, default)
-            )
-            setattr(gains, f.name, value)
+        gains = read.gains(TorpedoGains, choices=HEADING_LAWS)
         rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
         self.cruise_speed_mps = read.number("cruise_speed_mps", DEFAULT_CRUISE_MPS, 0.0, 10.0)
         setpoints = read.setpoints()
@@ -178,9 +178,7 @@ class DepthHeadingAutopilot:
         if self._status_pub.get_subscription_count() == 0:  # a host of many: no status nobody reads
             return
         last = self.autopilot.last
-        out = Float64MultiArray()
-        out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=8, stride=8)]
-        out.data = [
+        values = [
             s.t_s,
             s.depth_m,
             last["z_ref"],
@@ -190,7 +188,7 @@ class DepthHeadingAutopilot:
             last["delta_q"],
             last["delta_r"],
         ]
-        self._status_pub.publish(out)
+        self._status_pub.publish(status_message(STATUS_LABEL, values))
 
 
 def _deg(rad: float | None) -> float | None:

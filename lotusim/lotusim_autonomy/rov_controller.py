@@ -29,16 +29,22 @@ stamps (sim time); control law rov.RovController, every gain a parameter under i
 from __future__ import annotations
 
 import math
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64, Float64MultiArray
 
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.controller_base import (
+    Endpoints,
+    ParamReader,
+    SingleControllerNode,
+    main_for,
+    status_message,
+    take_odometry,
+)
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import ssa
 from lotusim_autonomy.rov import (
@@ -78,9 +84,7 @@ class StationKeeper:
         read = ParamReader(params, where)
         self.model = read.model()
         spec = read.vehicle(self.cannot_drive)
-        gains = RovGains()
-        for f in fields(RovGains):
-            setattr(gains, f.name, read.number(f.name, getattr(gains, f.name), 0.0))
+        gains = read.gains(RovGains, low=0.0)
         rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
         # step at most once per min_step_s of sim time (0: on every odometry); slow loops need no 10 Hz, and a
         # host carrying many vessels then spends its time on those that do
@@ -205,9 +209,7 @@ class StationKeeper:
 
     def _publish_status(self, s: NedState) -> None:
         t, m = self.target, self.mission
-        out = Float64MultiArray()
-        out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=9, stride=9)]
-        out.data = [
+        values = [
             s.t_s,
             float(m.index),
             float(len(m.targets)),
@@ -218,7 +220,7 @@ class StationKeeper:
             math.degrees(float(ssa(s.rpy_ned_rad[2] - t.heading_rad))),
             float(m.done),
         ]
-        self._status_pub.publish(out)
+        self._status_pub.publish(status_message(STATUS_LABEL, values))
 
 
 class StationKeeperNode(SingleControllerNode):

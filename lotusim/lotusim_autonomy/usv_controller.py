@@ -19,17 +19,23 @@ time) stops the vessel.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry, Path
 from rclpy.node import Node
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64, Float64MultiArray
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.controller_base import (
+    Endpoints,
+    ParamReader,
+    SingleControllerNode,
+    main_for,
+    status_message,
+    take_odometry,
+)
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.usv_control import MODES, UsvAutopilot, UsvGains
 from lotusim_core.base import frames
@@ -62,9 +68,7 @@ class UsvController:
         read = ParamReader(params, f"{self.TYPE} {vessel}")
         self.model = read.model()
         spec = read.vehicle(self.cannot_drive)
-        defaults = UsvGains()
-        fields = dataclasses.fields(UsvGains)
-        gains = UsvGains(**{f.name: read.number(f.name, getattr(defaults, f.name), 0.0) for f in fields})
+        gains = read.gains(UsvGains, low=0.0)
         self.path_speed_mps = read.number("path_speed_mps", 0.5, 0.0)
         self.cmd_vel_timeout_s = read.number("cmd_vel_timeout_s", 0.0, 0.0)
         setpoints = read.setpoints()
@@ -180,11 +184,9 @@ class UsvController:
         self.updates += 1
         if self._status_pub.get_subscription_count() > 0:
             st = pilot.status
-            out = Float64MultiArray()
-            out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=9, stride=9)]
-            out.data = [s.t_s, float(MODES.index(st.mode)), st.u_ref, st.r_ref, float(s.nu_frd[0]),
+            values = [s.t_s, float(MODES.index(st.mode)), st.u_ref, st.r_ref, float(s.nu_frd[0]),
                         float(s.nu_frd[5]), st.distance_m, st.path_error_m, float(st.done)]  # fmt: skip
-            self._status_pub.publish(out)
+            self._status_pub.publish(status_message(STATUS_LABEL, values))
 
 
 class UsvControllerNode(SingleControllerNode):

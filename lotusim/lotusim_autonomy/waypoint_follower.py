@@ -25,10 +25,17 @@ from typing import Any
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64, Float64MultiArray
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.controller_base import (
+    Endpoints,
+    ParamReader,
+    SingleControllerNode,
+    main_for,
+    status_message,
+    take_odometry,
+)
 from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid
@@ -225,11 +232,9 @@ class WaypointFollower:
             self._publish_commands(self.controller.stop())
             return
         self._publish_commands(cmd)
-        out = Float64MultiArray()
-        out.layout.dim = [MultiArrayDimension(label=STATUS_LABEL, size=6, stride=6)]
-        out.data = [s.t_s, float(status.index), float(status.count), status.distance_m, status.cross_track_m,
+        values = [s.t_s, float(status.index), float(status.count), status.distance_m, status.cross_track_m,
                     float(status.done)]  # fmt: skip
-        self._status_pub.publish(out)
+        self._status_pub.publish(status_message(STATUS_LABEL, values))
         self.updates += 1
 
     def _publish_commands(self, commands: np.ndarray) -> None:
