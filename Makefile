@@ -13,9 +13,9 @@ ros2cli: bootstrap
 demo: bootstrap
 	@. ./env.sh && lotusim demo
 
-test: bootstrap  # the tests without DDS on two processes (CPU-bound models), then those with DDS one at a time
+test: bootstrap  # the tests without DDS, then the light DDS tests, on two processes; then the heavy ones one at a time
 	@. ./env.sh && python -m lotusim_core.ros.shared_memory && python -m pytest -m "not ros" -n 2 \
-		&& python -m pytest -m ros
+		&& python -m pytest -m "ros and not serial" -n 2 && python -m pytest -m "ros and serial"
 
 lint: bootstrap
 	@. ./env.sh && ruff check lotusim bench tools && ruff format --check lotusim bench tools && lint-imports --no-cache

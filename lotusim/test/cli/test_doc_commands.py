@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 pytest.importorskip("rclpy")
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -16,7 +16,8 @@ rclpy = pytest.importorskip("rclpy")
 
 from cli_probe import Probe, start_run, stop_run, wait_for_text  # noqa: E402
 
-pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 SCENARIO = textwrap.dedent(
     """
     name: fault_check

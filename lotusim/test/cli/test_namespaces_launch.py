@@ -16,7 +16,8 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 if shutil.which("ros2") is None or shutil.which("dynamics") is None:
     pytest.skip(
         "ros2 launch (../shared/ros2cli/install.sh) or the lotusim console scripts missing", allow_module_level=True

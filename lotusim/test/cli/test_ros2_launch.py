@@ -28,6 +28,7 @@ ROS2 = shutil.which("ros2")
 HAVE_LAUNCH = ROS2 is not None and all(importlib.util.find_spec(m) for m in ("launch", "launch_ros", "ros2launch"))
 pytestmark = [
     pytest.mark.ros,
+    pytest.mark.serial,  # whole launches of fleets: one at a time (Makefile)
     pytest.mark.skipif(
         not HAVE_LAUNCH,
         reason="no `ros2` command with launch/launch_ros: install them with ../shared/ros2cli/install.sh "

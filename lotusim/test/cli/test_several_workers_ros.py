@@ -17,7 +17,8 @@ from lotusim_core.sim.fleet_registry import FleetRegistry  # noqa: E402
 from lotusim_core.sim.scenario import load_scenario  # noqa: E402
 from simnodes import Sim, create_item  # noqa: E402
 
-pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 
 
 def test_a_goal_over_two_workers_is_one_batch_per_worker():

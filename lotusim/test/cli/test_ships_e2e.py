@@ -13,7 +13,8 @@ import numpy as np
 import pymap3d
 import pytest
 
-pytestmark = pytest.mark.ros  # starts DDS participants (lotusim run)
+# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 pytest.importorskip("rosbags")
 from test_scenarios_e2e import run_scenario  # noqa: E402  (the same runner and recording reader)
 

@@ -13,7 +13,8 @@ import time
 import pytest
 from browser_probe import chromium_or_skip, free_port, wait_for_fleet
 
-pytestmark = pytest.mark.ros  # starts lotusim run (DDS participants)
+# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 pytest.importorskip("rclpy")
 pytest.importorskip("foxglove")
 sync_api, CHROMIUM = chromium_or_skip()

@@ -15,7 +15,8 @@ from lotusim_interfaces.msg import ItemResult  # noqa: E402
 from lotusim_interfaces.srv import ListVessels, WorkerCommand  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
 
-pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
+# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 CHURN_S = float(os.environ.get("LOTUSIM_CHURN_S", "25"))  # wall seconds of creates and deletes (soak: 600)
 # Longer runs for the figures in docs/simulation.md: LOTUSIM_CHURN_S=600, LOTUSIM_BULK_N=5000 (with --timeout 1200)
 

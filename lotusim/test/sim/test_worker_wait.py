@@ -115,10 +115,11 @@ def test_the_spawner_gives_up_with_one_clear_line_after_its_limit(own_domain_env
         env=own_domain_env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=150,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert 6.0 <= time.monotonic() - start < 30.0
+    # its own 6 s, not the default 300 s (the rest is the start of Python and rclpy: tens of seconds when busy)
+    assert 6.0 <= time.monotonic() - start < 120.0
     lines = proc.stderr.strip().splitlines()
     assert "lotusim spawn: waiting for worker_0: 0 of 1 worker(s) up after 5 s (at most 6 s" in lines[0], lines
     assert lines[-1].startswith("lotusim: error: spawn: worker_0 did not report within 6 s (--worker-wait-s"), lines
