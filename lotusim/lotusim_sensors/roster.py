@@ -45,6 +45,9 @@ class Roster:
         self.accel = np.zeros((capacity, 6))
         self.current = np.zeros((capacity, 3))
         self.alive = np.zeros(capacity, dtype=bool)
+        # hull boxes (lotusim_core.base.hull_box), base_link FLU: half extents (m; 0: none known) and box centre
+        self.hull_half_flu = np.zeros((capacity, 3))
+        self.hull_centre_flu = np.zeros((capacity, 3))
 
     @property
     def capacity(self) -> int:
@@ -83,6 +86,7 @@ class Roster:
         self.owner.pop(name, None)
         self.names[slot] = None
         self.alive[slot] = False
+        self.hull_half_flu[slot] = 0.0
         self._free.append(slot)
         return slot
 
@@ -90,11 +94,16 @@ class Roster:
         old = self.capacity
         self.names += [None] * (capacity - old)
         self._free += list(range(capacity - 1, old - 1, -1))
-        for attr in ("pos", "twist", "accel", "current", "alive"):
+        for attr in ("pos", "twist", "accel", "current", "alive", "hull_half_flu", "hull_centre_flu"):
             setattr(self, attr, grown(getattr(self, attr), capacity))
         quat = np.tile(IDENTITY_QUAT, (capacity, 1))
         quat[:old] = self.quat
         self.quat = quat
+
+    def set_hull(self, slot: int, half_extents_flu: np.ndarray, centre_flu: np.ndarray) -> None:
+        """The hull box of the vessel at `slot`: half extents (m) and centre (m from base_link), base_link FLU."""
+        self.hull_half_flu[slot] = half_extents_flu
+        self.hull_centre_flu[slot] = centre_flu
 
     def set_state(
         self,

@@ -18,7 +18,7 @@ import numpy as np
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_env.environment import Environment
-from lotusim_sensors import acoustic, ais, dvl, gps, imu, noise, pressure, rotations
+from lotusim_sensors import acoustic, ais, dvl, gps, imu, lidar, noise, pressure, rotations
 from lotusim_sensors.banks import NS_PER_S, Bank
 from lotusim_sensors.roster import Roster
 
@@ -190,6 +190,55 @@ def sample_usbl(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Sit
     return Samples(columns, period)
 
 
+def _lidar_samples(
+    bank: Bank, due: np.ndarray, fleet: Roster, site: Site, p: dict, directions: np.ndarray
+) -> lidar.Scan:
+    """Scans of the due vessels' LiDARs (lotusim_sensors.lidar) against the world and the other vessels."""
+    mount = np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
+    pos, rot = lidar.sensor_poses(fleet.pos[due], fleet.quat[due], mount)
+    boxes, box_slots = lidar.fleet_boxes(fleet)
+    return lidar.scan(
+        site.env, pos, rot, directions, p["min_range_m"], p["max_range_m"], p["range_noise_std_m"],
+        p["dropout_probability"], bank.key[due], bank.counter[due], boxes, lidar.own_rows(box_slots, due),
+    )  # fmt: skip
+
+
+def _groups(p: dict, keys: tuple[str, ...]) -> list[tuple[tuple, np.ndarray]]:
+    """The due vessels grouped by their beam layout (the values of `keys`): [(values, indices into due)]."""
+    table = np.column_stack([p[k] for k in keys])
+    layouts, inverse = np.unique(table, axis=0, return_inverse=True)
+    return [(tuple(layout), np.flatnonzero(inverse.ravel() == i)) for i, layout in enumerate(layouts)]
+
+
+def sample_lidar_2d(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Site) -> Samples:
+    """Per vessel: ranges (m, +inf: no return) and intensities [0, 1] of its beams, counter-clockwise from the
+    first (lotusim_sensors.lidar.beams_2d); vessels with the same layout are scanned together."""
+    p = bank.take(due)
+    ranges, intensities = [None] * len(due), [None] * len(due)
+    for (beams, fov), idx in _groups(p, ("beams", "fov_deg")):
+        directions = lidar.directions_2d(lidar.beams_2d(int(beams), fov)[0])
+        s = _lidar_samples(bank, due[idx], fleet, site, {k: v[idx] for k, v in p.items()}, directions)
+        for j, i in enumerate(idx.tolist()):
+            ranges[i], intensities[i] = s.range_m[j], s.intensity[j]
+    return Samples((ranges, intensities), 1.0 / p["rate_hz"])
+
+
+LIDAR_3D_LAYOUT = ("horizontal_beams", "horizontal_fov_deg", "channels", "vertical_min_deg", "vertical_max_deg")
+
+
+def sample_lidar_3d(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Site) -> Samples:
+    """Per vessel: the returned points (M, 4) float32 x, y, z (m, sensor frame) and intensity [0, 1]."""
+    p = bank.take(due)
+    clouds = [None] * len(due)
+    for (hb, hfov, ch, vmin, vmax), idx in _groups(p, LIDAR_3D_LAYOUT):
+        directions = lidar.directions_3d(int(hb), hfov, int(ch), vmin, vmax)
+        s = _lidar_samples(bank, due[idx], fleet, site, {k: v[idx] for k, v in p.items()}, directions)
+        for j, i in enumerate(idx.tolist()):
+            ok = np.isfinite(s.range_m[j])
+            clouds[i] = np.column_stack([s.points_sensor[j][ok], s.intensity[j][ok]]).astype(np.float32)
+    return Samples((clouds,), 1.0 / p["rate_hz"])
+
+
 # kind -> sampler, in the order the node samples them at each step (the modem is event-driven: lotusim_sensors.modem)
 SAMPLERS: dict[str, Sampler] = {
     "imu": sample_imu,
@@ -200,4 +249,6 @@ SAMPLERS: dict[str, Sampler] = {
     "altimeter": sample_altimeter,
     "ais": sample_ais,
     "usbl": sample_usbl,
+    "lidar_2d": sample_lidar_2d,
+    "lidar_3d": sample_lidar_3d,
 }

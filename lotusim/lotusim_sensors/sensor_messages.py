@@ -9,6 +9,7 @@ patched in place (lotusim_core.ros.prepacked.RawMessage). Frames: a sensor's mes
 
 from __future__ import annotations
 
+import array
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,13 +17,23 @@ from typing import Any
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
-from sensor_msgs.msg import FluidPressure, Imu, MagneticField, NavSatFix, NavSatStatus, Range
+from sensor_msgs.msg import (
+    FluidPressure,
+    Imu,
+    LaserScan,
+    MagneticField,
+    NavSatFix,
+    NavSatStatus,
+    PointCloud2,
+    PointField,
+    Range,
+)
 
 from lotusim_core.ros import ros_names
 from lotusim_core.ros.endpoints import QUIET_PUBLISHER
 from lotusim_core.ros.prepacked import RawMessage
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange
-from lotusim_sensors import ais
+from lotusim_sensors import ais, lidar
 from lotusim_sensors.banks import NS_PER_S
 from lotusim_sensors.checkpoint import ModemInFlight
 from lotusim_sensors.samplers import Samples
@@ -264,6 +275,50 @@ def _create_modem(pub: MakePublisher, vessel: str, frame: str, p: dict[str, floa
     return (pub(AcousticMessage, "modem/rx"),), ()  # modem/tx: the node subscribes (lotusim_sensors.modem)
 
 
+def _create_lidar_2d(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    """sensor_msgs/LaserScan on `scan`: the beam layout and limits filled once (lotusim_sensors.lidar.beams_2d)."""
+    msg = LaserScan()
+    msg.header.frame_id = frame
+    angles, inc = lidar.beams_2d(int(p["beams"]), p["fov_deg"])
+    msg.angle_min, msg.angle_max, msg.angle_increment = float(angles[0]), float(angles[-1]), float(inc)
+    msg.scan_time = 1.0 / p["rate_hz"]
+    msg.range_min, msg.range_max = p["min_range_m"], p["max_range_m"]
+    return (pub(LaserScan, "scan"),), (msg,)
+
+
+def _publish_lidar_2d(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    stamp = ros_time(t_ns)
+    for slot, ranges, intensities in zip(due, *s.columns, strict=True):
+        (pub,), (msg,) = io[slot]
+        msg.header.stamp = stamp
+        msg.ranges = array.array("f", np.asarray(ranges, dtype=np.float32).tobytes())
+        msg.intensities = array.array("f", np.asarray(intensities, dtype=np.float32).tobytes())
+        pub.publish(msg)
+    return len(due)
+
+
+def _create_lidar_3d(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    """sensor_msgs/PointCloud2 on `points`: x, y, z, intensity float32 (sensor frame), returned points only."""
+    msg = PointCloud2()
+    msg.header.frame_id = frame
+    msg.height, msg.is_bigendian, msg.is_dense, msg.point_step = 1, False, True, 16
+    msg.fields = [PointField(name=n, offset=4 * i, datatype=PointField.FLOAT32, count=1)
+                  for i, n in enumerate(("x", "y", "z", "intensity"))]  # fmt: skip
+    return (pub(PointCloud2, "points"),), (msg,)
+
+
+def _publish_lidar_3d(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    stamp = ros_time(t_ns)
+    for slot, cloud in zip(due, s.columns[0], strict=True):
+        (pub,), (msg,) = io[slot]
+        msg.header.stamp = stamp
+        msg.width = len(cloud)
+        msg.row_step = 16 * len(cloud)
+        msg.data = array.array("B", np.ascontiguousarray(cloud, dtype="<f4").tobytes())
+        pub.publish(msg)
+    return len(due)
+
+
 def adapters(ais_fleet_pub: Any) -> dict[str, Adapter]:
     """kind -> adapter; AIS reports also go out on `ais_fleet_pub` (/lotusim/ais). The modem publishes arrivals
     (modem_rx), not samples."""
@@ -277,4 +332,6 @@ def adapters(ais_fleet_pub: Any) -> dict[str, Adapter]:
         "ais": Adapter(_create_ais, _ais_publisher(ais_fleet_pub)),
         "usbl": Adapter(_create_usbl, _publish_usbl),
         "modem": Adapter(_create_modem, lambda io, due, s, t_ns: 0),
+        "lidar_2d": Adapter(_create_lidar_2d, _publish_lidar_2d),
+        "lidar_3d": Adapter(_create_lidar_3d, _publish_lidar_3d),
     }

@@ -30,7 +30,7 @@ from lotusim_core.ros.ros_arrays import from_float64_array
 from lotusim_env.environment import Environment, build_environment
 from lotusim_interfaces.msg import AIS, AcousticMessage, EnvironmentConfig, FleetRoster, FleetState
 from lotusim_interfaces.srv import Checkpoint
-from lotusim_sensors import acoustic, imu, sensor_messages
+from lotusim_sensors import acoustic, imu, lidar, sensor_messages
 from lotusim_sensors import checkpoint as sensor_checkpoint
 from lotusim_sensors.banks import NS_PER_S, SensorBanks
 from lotusim_sensors.modem import ModemQueue
@@ -132,6 +132,8 @@ class SensorPublisher(Node):
         except (ValueError, OSError, yaml.YAMLError) as exc:
             self.get_logger().error(f"vessel {name}: no sensors ({exc})")
             return
+        if model:  # the hull box other vessels' LiDARs see (lotusim_sensors.lidar)
+            self._fleet.set_hull(slot, *lidar.hull_of_model(model))
         for kind, params in suite.items():
             self._banks[kind].configure(slot, params, self._seed, name, self._t_ns)
             try:

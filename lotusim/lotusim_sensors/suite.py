@@ -69,7 +69,34 @@ DEFAULTS: dict[str, dict[str, float]] = {
     "usbl": {"rate_hz": 1.0, "max_range_m": 1000.0, "range_noise_std_m": 0.1, "angle_noise_std_rad": 0.01},
     # Modem: reliable to 1000 m, lost beyond 2000 m (project choice within [Player2023]'s "range limited drop-off").
     "modem": {"reliable_range_m": 1000.0, "max_range_m": 2000.0, "drop_probability_min": 0.0},
+    # 2-D LiDAR, a SICK LMS511 [SICK2017]: 190° field, 0.5° steps (381 beams), 25 Hz (its slowest scan), 80 m;
+    # 0.7 m minimum range and σ 12 mm are [assumption]s of the order of its statistical error. lotusim_sensors.lidar
+    "lidar_2d": {
+        "rate_hz": 25.0,
+        "beams": 381.0,
+        "fov_deg": 190.0,
+        "min_range_m": 0.7,
+        "max_range_m": 80.0,
+        "range_noise_std_m": 0.012,
+        "dropout_probability": 0.0,
+    },
+    # 3-D LiDAR, a Velodyne VLP-16 [Velodyne2018]: 16 channels every 2° from -15° to +15°, 360° at 0.2° (1800
+    # azimuths) at 10 Hz, 100 m, accuracy ±3 cm taken as σ; 0.9 m minimum range [assumption].
+    "lidar_3d": {
+        "rate_hz": 10.0,
+        "horizontal_beams": 1800.0,
+        "horizontal_fov_deg": 360.0,
+        "channels": 16.0,
+        "vertical_min_deg": -15.0,
+        "vertical_max_deg": 15.0,
+        "min_range_m": 0.9,
+        "max_range_m": 100.0,
+        "range_noise_std_m": 0.03,
+        "dropout_probability": 0.0,
+    },
 }
+# Parameters that count things (beams, channels): whole numbers >= 1.
+COUNT_KEYS = ("beams", "horizontal_beams", "channels")
 # Non-numeric keys per kind: ais class ("A" | "B") and mmsi; usbl targets ("all" or a list of names).
 EXTRA_KEYS: dict[str, dict[str, Any]] = {"ais": {"class": "A", "mmsi": 0}, "usbl": {"targets": "all"}}
 KINDS = tuple(DEFAULTS)
@@ -132,10 +159,31 @@ def _parse_params(kind: str, given: Mapping, where: str) -> dict[str, Any]:
     for key, value in params.items():
         if (key.endswith(("_std_m", "_std_t", "_std_mps", "_std_rad", "_sigma", "_density", "_walk"))) and value < 0:
             raise ValueError(f"{where}.{key}: expected a non-negative noise parameter, got {value}")
+    for key in COUNT_KEYS:
+        if key in params and not (params[key] >= 1 and float(params[key]).is_integer()):
+            raise ValueError(f"{where}.{key}: expected a whole number >= 1, got {params[key]}")
+    if kind in ("lidar_2d", "lidar_3d"):
+        _check_lidar(params, where)
     if "dropout_probability" in params and not 0.0 <= params["dropout_probability"] <= 1.0:
         got = params["dropout_probability"]
         raise ValueError(f"{where}.dropout_probability: expected a probability in [0, 1], got {got}")
     return params
+
+
+def _check_lidar(params: Mapping[str, Any], where: str) -> None:
+    """A LiDAR's limits: 0 <= min range < max range, fields of view in (0, 360], elevations within ±90°."""
+    if "fov_deg" in params or "horizontal_fov_deg" in params:
+        if not 0.0 <= params["min_range_m"] < params["max_range_m"]:
+            got = f"{params['min_range_m']}, {params['max_range_m']}"
+            raise ValueError(f"{where}.max_range_m: expected 0 <= min_range_m < max_range_m, got {got}")
+        for key in ("fov_deg", "horizontal_fov_deg"):
+            if key in params and not 0.0 < params[key] <= 360.0:
+                raise ValueError(f"{where}.{key}: expected a field of view in (0, 360] degrees, got {params[key]}")
+    if "vertical_min_deg" in params:
+        lo, hi = params["vertical_min_deg"], params["vertical_max_deg"]
+        if not -90.0 <= lo <= hi <= 90.0:
+            raise ValueError(f"{where}.vertical_max_deg: expected -90 <= vertical_min_deg <= vertical_max_deg <= 90, "
+                             f"got {lo}, {hi}")  # fmt: skip
 
 
 def _number(value: Any, where: str) -> float:
