@@ -8,7 +8,7 @@ in the arrays, degrees in the configuration. The configuration is the `world:` s
 (schema: docs/environment.md, section `world`; the ray caster and the LiDAR: docs/perception.md). Land comes from
 a GeoJSON file (RFC 7946: WGS84 longitude, latitude; Polygon/MultiPolygon geometries are land; converted to `map`
 with lotusim_core.base.geodesy around the environment's origin) and/or inline ENU polygons. Land is a vertical
-prism: its walls are the polygons' edges, from the seabed up to `coast.height_m` above the sea surface, with a
+prism: its walls are the polygons' edges, from the seabed up to `coast.elevation_m` above the sea surface, with a
 flat top there.
 
 Every value is read through the checked getters of lotusim_env.config: a bad world fails when the environment
@@ -45,12 +45,13 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "pier": {"shape": "box", "reflectivity": 0.7, "albedo": (0.55, 0.55, 0.55)},
 }
 OTHER_DEFAULTS: dict[str, Any] = {"reflectivity": 0.5, "albedo": (0.5, 0.5, 0.5)}
-COAST_DEFAULTS = {"height_m": 10.0, "reflectivity": 0.6, "albedo": (0.45, 0.40, 0.33)}  # [assumption] rock, sand
+COAST_DEFAULTS = {"elevation_m": 10.0, "reflectivity": 0.6, "albedo": (0.45, 0.40, 0.33)}  # [assumption] rock, sand
 SEABED_DEFAULTS = {"reflectivity": 0.3, "albedo": (0.60, 0.55, 0.40)}  # [assumption] a sandy floor
 
 WORLD_KEYS = ("coast", "objects", "seabed")
 SEABED_KEYS = ("reflectivity", "albedo")  # the seabed's shape is the environment's bathymetry
-COAST_KEYS = ("file", "polygons", "height_m", "reflectivity", "albedo")
+# elevation_m, not height_m: current_server ranges leaves by their name, and height_m is a wave height there
+COAST_KEYS = ("file", "polygons", "elevation_m", "reflectivity", "albedo")
 OBJECT_KEYS = (
     "name",
     "kind",
@@ -91,7 +92,7 @@ class World:
     object_albedo: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     coast_reflectivity: float = COAST_DEFAULTS["reflectivity"]
     coast_albedo: np.ndarray = field(default_factory=lambda: np.array(COAST_DEFAULTS["albedo"]))
-    coast_height_m: float = COAST_DEFAULTS["height_m"]
+    coast_height_m: float = COAST_DEFAULTS["elevation_m"]
     land: Any = field(default_factory=lambda: shapely.MultiPolygon())
     seabed_reflectivity: float = SEABED_DEFAULTS["reflectivity"]
     seabed_albedo: np.ndarray = field(default_factory=lambda: np.array(SEABED_DEFAULTS["albedo"]))
@@ -189,7 +190,7 @@ def _coast(
 ) -> tuple[Any, float, float, np.ndarray]:
     """Land (one shapely geometry, ENU m), land height (m above z = 0), reflectivity, albedo."""
     check_keys(cfg, COAST_KEYS, key)
-    height = get_float(cfg, "height_m", key, COAST_DEFAULTS["height_m"], minimum=0.0)
+    height = get_float(cfg, "elevation_m", key, COAST_DEFAULTS["elevation_m"], minimum=0.0)
     refl = _unit_interval(cfg, "reflectivity", key, COAST_DEFAULTS["reflectivity"])
     albedo = _albedo(cfg, key, COAST_DEFAULTS["albedo"])
     polygons: list[shapely.Polygon] = []

@@ -30,7 +30,7 @@ def circle_island(cx=100.0, cy=0.0, r=50.0, n=N_CIRCLE, height=10.0):
         {
             "coast": {
                 "polygons": [np.column_stack([cx + r * np.cos(ang), cy + r * np.sin(ang)]).tolist()],
-                "height_m": height,
+                "elevation_m": height,
             }
         }
     )

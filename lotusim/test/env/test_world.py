@@ -33,7 +33,7 @@ def test_absent_section_is_an_empty_world():
 
 
 def test_inline_polygon_rings_segments_and_land():
-    world = world_of({"coast": {"polygons": [SQUARE], "height_m": 25.0}})
+    world = world_of({"coast": {"polygons": [SQUARE], "elevation_m": 25.0}})
     assert len(world.coast_rings) == 1 and world.coast_rings[0].shape == (4, 2)
     assert world.coast_height_m == 25.0
     # 4 edges, each joining consecutive vertices of the ring, the last back to the first
@@ -133,7 +133,7 @@ def test_object_by_latitude_longitude():
         ({"coast": {"polygons": [[[0, 0], [1, 1], [2, 2]]]}}, "world.coast.polygons[0]", "no area"),
         ({"coast": {"polygons": [[[0, 0], [2, 2], [2, 0], [0, 1]]]}}, "world.coast.polygons[0]", "not a simple"),
         ({"coast": {"polygons": [[[0, 0], [1, "a"], [1, 0]]]}}, "world.coast.polygons[0][1]", "2 finite numbers"),
-        ({"coast": {"height_m": -1}}, "world.coast.height_m", ">= 0"),
+        ({"coast": {"elevation_m": -1}}, "world.coast.elevation_m", ">= 0"),
         ({"coast": {"albedo": [0.1, 2.0, 0.1]}}, "world.coast.albedo", "[0, 1]"),
         ({"coast": {"file": "nowhere.geojson"}}, "world.coast.file", "file not found"),
         ({"objects": [{"kind": "buoy", "position": [0, 0, 0]}]}, "world.objects[0].name", "missing"),

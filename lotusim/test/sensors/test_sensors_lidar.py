@@ -74,7 +74,7 @@ def test_2d_scan_sees_the_coast_a_buoy_and_another_hull_at_their_distances():
 
 
 def test_3d_scan_the_sea_surface_returns_nothing_and_points_are_in_the_sensor_frame():
-    world = {"coast": {"polygons": [WALL], "height_m": 50.0}}
+    world = {"coast": {"polygons": [WALL], "elevation_m": 50.0}}
     params = {"lidar_3d": {**QUIET, "horizontal_beams": 360, "position_frd_m": [0.0, 0.0, -2.0]}}
     roster, banks, slots, site = rig({"usv": ([0.0, 0.0, 0.0], EAST)}, params, world)
     _, out = run("lidar_3d", roster, banks, slots, site)
