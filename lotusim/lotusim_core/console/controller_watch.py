@@ -1,7 +1,8 @@
 """The controllers' status of the vessels that operators have selected: a client asks to `watch` a vessel (again
-every few seconds while it stays selected); the console then subscribes to that vessel's controller status topics
-(std_msgs/Float64MultiArray whose layout label names the values, lotusim_autonomy's controllers) and shows their
-latest values; a vessel nobody watched for WATCH_S is dropped, with its subscriptions. Controllers that publish
+every few seconds while it stays selected); the console then subscribes to those of that vessel's controller
+status topics that the graph has (std_msgs/Float64MultiArray whose layout label names the values,
+lotusim_autonomy's controllers; a controller started later is found at a later refresh) and shows their latest
+values; a vessel nobody watched for WATCH_S is dropped, with its subscriptions. Controllers that publish
 their status only while subscribed start and stop with it.
 """
 
@@ -37,7 +38,7 @@ class ControllerWatch:
     def __init__(self, node) -> None:
         self.node = node
         self.until: dict[str, float] = {}
-        self.subscriptions: dict[str, list] = {}
+        self.subscriptions: dict[str, dict[str, object]] = {}  # vessel -> kind -> subscription
         self.status: dict[str, dict[str, dict[str, float]]] = {}
         self._lock = threading.Lock()  # watch() comes from the Foxglove server's threads
 
@@ -52,11 +53,19 @@ class ControllerWatch:
         now = time.monotonic()
         with self._lock:
             watched = dict(self.until)
+        published: set[str] | None = None  # the graph's topics, asked once per refresh if needed
         for name, until in watched.items():
             if until < now:
                 self._drop_if_expired(name, now)
-            elif name not in self.subscriptions:
-                self.subscriptions[name] = [self._subscribe(name, kind, topic) for kind, topic in STATUS_TOPICS.items()]
+                continue
+            made = self.subscriptions.setdefault(name, {})
+            if len(made) == len(STATUS_TOPICS):
+                continue
+            if published is None:
+                published = {topic for topic, _ in self.node.get_topic_names_and_types()}
+            for kind, topic in STATUS_TOPICS.items():
+                if kind not in made and f"/{name}/{topic}" in published:
+                    made[kind] = self._subscribe(name, kind, topic)
         return {name: self.status[name] for name in watched if name in self.subscriptions and self.status.get(name)}
 
     def _drop_if_expired(self, name: str, now: float) -> None:
@@ -64,7 +73,7 @@ class ControllerWatch:
             if self.until.get(name, now) >= now:  # watched again meanwhile
                 return
             del self.until[name]
-        for sub in self.subscriptions.pop(name, []):
+        for sub in self.subscriptions.pop(name, {}).values():
             self.node.destroy_subscription(sub)
         self.status.pop(name, None)
 

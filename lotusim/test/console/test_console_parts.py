@@ -250,9 +250,13 @@ def test_the_sea_surface_drawn_is_the_waves_elevation_and_the_seabed_the_bathyme
 def test_a_watch_subscribes_once_and_ends_with_its_last_renewal(monkeypatch):
     from lotusim_core.console import controller_watch as cw
 
-    class Recorder:  # the two node calls the watch makes, recorded
+    class Recorder:  # the three node calls the watch makes, recorded; the graph has what `published` says
         def __init__(self) -> None:
             self.made, self.destroyed = [], []
+            self.published = ["/wamv_1/waypoints/status", "/wamv_1/odom", "/other/autopilot/status"]
+
+        def get_topic_names_and_types(self):
+            return [(topic, ["std_msgs/msg/Float64MultiArray"]) for topic in self.published]
 
         def create_subscription(self, _type, topic, callback, _depth):
             self.made.append((topic, callback))
@@ -266,10 +270,7 @@ def test_a_watch_subscribes_once_and_ends_with_its_last_renewal(monkeypatch):
     node = Recorder()
     watch = cw.ControllerWatch(node)
     watch.watch("wamv_1")
-    assert watch.refresh() == {} and [t for t, _ in node.made] == [
-        "/wamv_1/waypoints/status", "/wamv_1/autopilot/status", "/wamv_1/station_keeper/status",
-        "/wamv_1/flight_controller/status", "/wamv_1/usv_controller/status",
-    ]  # fmt: skip
+    assert watch.refresh() == {} and [t for t, _ in node.made] == ["/wamv_1/waypoints/status"]  # the graph's only
     from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
     status = Float64MultiArray(data=[1.0, 2.0])
@@ -277,9 +278,12 @@ def test_a_watch_subscribes_once_and_ends_with_its_last_renewal(monkeypatch):
     node.made[0][1](status)
     clock[0] += cw.WATCH_S - 1.0
     watch.watch("wamv_1")  # renewed before it ends
-    assert watch.refresh() == {"wamv_1": {"waypoints": {"stamp_s": 1.0, "index": 2.0}}} and len(node.made) == 5
+    assert watch.refresh() == {"wamv_1": {"waypoints": {"stamp_s": 1.0, "index": 2.0}}} and len(node.made) == 1
+    node.published.append("/wamv_1/usv_controller/status")  # a controller started later
+    watch.refresh()
+    assert [t for t, _ in node.made] == ["/wamv_1/waypoints/status", "/wamv_1/usv_controller/status"]
     clock[0] += cw.WATCH_S + 0.1
-    assert watch.refresh() == {} and len(node.destroyed) == 5
+    assert watch.refresh() == {} and sorted(node.destroyed) == sorted(t for t, _ in node.made)
     for k in range(cw.MAX_WATCHED + 5):
         watch.watch(f"v{k}")
     assert len(watch.until) == cw.MAX_WATCHED
