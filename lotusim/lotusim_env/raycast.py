@@ -11,6 +11,8 @@ What a ray meets, and how (t: distance along the unit direction d from the origi
 - **Objects**: sphere (the quadratic |o + t d − c|² = r²), vertical cylinder (the same in x, y, bounded in z, and
   its two caps), box with a yaw (the slab method of Kay & Kajiya [KayKajiya1986] in the box's frame).
 - **Vessels**: oriented boxes (centre, rotation map ← body, half extents), the slab method in the body frame.
+The coast walls and the vessel boxes are tested in compiled loops (numba) over each ray's candidates; the rest
+is NumPy over (ray, candidate) pairs.
 - **Seabed** z = −H(x, y): flat (a plane, exact); gridded (bilinear H, lotusim_env.bathymetry): marched in steps
   of half the smallest grid spacing until the ray is below the bed, then the crossing is bisected to 1e-6 of a
   step. Exact but for a ray that dips below a ridge and out again within one step (a grazing ray over a feature
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import shapely
+from numba import njit
 
 from lotusim_env.bathymetry import FlatSeabed, GridSeabed
 from lotusim_env.world import BOX, CYLINDER, SPHERE, World
@@ -126,18 +129,20 @@ class _Best:
         """Candidate hits (ray indices may repeat: the nearest per ray is kept); t must be > 0 and finite."""
         if len(rays) == 0:
             return
-        order = np.lexsort((t, rays))  # by ray, then by t: the first of each ray is its nearest
-        rays, t, normal = rays[order], t[order], normal[order]
-        first = np.ones(len(rays), dtype=bool)
-        first[1:] = rays[1:] != rays[:-1]
-        rays, t, normal = rays[first], t[first], normal[first]
+        if len(rays) > 1 and not np.all(rays[1:] > rays[:-1]):  # repeated rays: keep the nearest of each
+            order = np.lexsort((t, rays))  # by ray, then by t: the first of each ray is its nearest
+            first = np.ones(len(rays), dtype=bool)
+            first[1:] = rays[order][1:] != rays[order][:-1]
+            keep = order[first]
+            rays, t, normal = rays[keep], t[keep], normal[keep]
+            index = None if index is None else index[keep]
         better = t <= self.t[rays]
         r = rays[better]
         self.t[r] = t[better]
         self.hit[r] = True
         self.normal[r] = normal[better]
         self.what[r] = what
-        self.index[r] = -1 if index is None else index[order][first][better]
+        self.index[r] = -1 if index is None else index[better]
 
     def hits(self, o: np.ndarray, d: np.ndarray) -> Hits:
         n = len(o)
@@ -199,6 +204,13 @@ class _Cells:
         offsets = np.arange(len(rays)) - np.repeat(np.cumsum(k) - k, k)
         return rays, cand[start[self.inverse][rays] + offsets]
 
+    def csr(self, cell: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-cell candidate lists as (start (C + 1,), candidates): cell c's are cand[start[c]:start[c + 1]]."""
+        order = np.argsort(cell, kind="stable")
+        start = np.zeros(self.count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cell, minlength=self.count), out=start[1:])
+        return start, np.asarray(cand, dtype=np.int64)[order]
+
     def spheres(self, centers: np.ndarray, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(cell, item) pairs: items whose bounding sphere (x, y) reaches a cell's box."""
         c = centers[None, :, :2]
@@ -224,19 +236,12 @@ def _coast(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Bes
         return
     boxes = shapely.box(cells.lo[:, 0], cells.lo[:, 1], cells.hi[:, 0], cells.hi[:, 1])
     cell, seg = world.segment_tree.query(boxes, predicate="intersects")
-    rays, seg = cells.pairs(cell, seg)
-    s = world.segments[seg]
-    e = s[:, 2:] - s[:, :2]
-    dxy, ap = d[rays, :2], s[:, :2] - o[rays, :2]
-    den = dxy[:, 0] * e[:, 1] - dxy[:, 1] * e[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (ap[:, 0] * e[:, 1] - ap[:, 1] * e[:, 0]) / den
-        u = (ap[:, 0] * dxy[:, 1] - ap[:, 1] * dxy[:, 0]) / den
-    z = o[rays, 2] + t * d[rays, 2]
-    ok = (den != 0.0) & (t > EPS_T) & (u >= 0.0) & (u <= 1.0) & (z <= world.coast_height_m)
-    n = np.column_stack([e[:, 1], -e[:, 0], np.zeros(len(e))])[ok]
-    n /= np.linalg.norm(n, axis=1, keepdims=True)
-    best.offer(rays[ok], t[ok], n, COAST, None)
+    start, cand = cells.csr(cell, seg)
+    t, s = _walls_kernel(o, d, cells.inverse, start, cand, world.segments, world.coast_height_m, best.t.copy())
+    rays = np.flatnonzero(s >= 0)
+    e = world.segments[s[rays], 2:] - world.segments[s[rays], :2]
+    n = np.column_stack([e[:, 1], -e[:, 0], np.zeros(len(e))])
+    best.offer(rays, t[rays], n / np.linalg.norm(n, axis=1, keepdims=True), COAST, None)
     # the flat top of the land, for rays from above it going down
     h = world.coast_height_m
     down = np.nonzero((o[:, 2] > h) & (d[:, 2] < 0.0))[0]
@@ -247,6 +252,36 @@ def _coast(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Bes
         on = (t_top < best.t[down]) & shapely.intersects_xy(world.land, p[:, 0], p[:, 1])
         up = np.tile([0.0, 0.0, 1.0], (int(on.sum()), 1))
         best.offer(down[on], t_top[on], up, COAST, None)
+
+
+@njit(cache=True)
+def _walls_kernel(o, d, ray_cell, start, cand, seg, top_z, t_best):  # pragma: no cover - compiled
+    """Nearest wall of each ray among its cell's candidate edges: 2-D ray-segment intersection (module docstring),
+    the hit below the land height top_z, not beyond t_best. Returns (t, edge index or -1) per ray."""
+    n = o.shape[0]
+    t_out = np.full(n, np.inf)
+    s_out = np.full(n, -1, dtype=np.int64)
+    for r in range(n):
+        c = ray_cell[r]
+        t_min, s_min = t_best[r], -1
+        ox, oy, oz, dx, dy, dz = o[r, 0], o[r, 1], o[r, 2], d[r, 0], d[r, 1], d[r, 2]
+        for k in range(start[c], start[c + 1]):
+            j = cand[k]
+            ex, ey = seg[j, 2] - seg[j, 0], seg[j, 3] - seg[j, 1]
+            den = dx * ey - dy * ex
+            if den == 0.0:
+                continue
+            apx, apy = seg[j, 0] - ox, seg[j, 1] - oy
+            t = (apx * ey - apy * ex) / den
+            if t <= EPS_T or t > t_min:
+                continue
+            u = (apx * dy - apy * dx) / den
+            if u < 0.0 or u > 1.0 or oz + t * dz > top_z:
+                continue
+            t_min, s_min = t, j
+        if s_min >= 0:
+            t_out[r], s_out[r] = t_min, s_min
+    return t_out, s_out
 
 
 def _objects(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Best) -> None:
@@ -333,17 +368,61 @@ def _oriented_box(o, d, c, rot, half):
 
 
 def _vessels(v: VesselBoxes, o, d, cells: _Cells, best: _Best, skip: np.ndarray | None) -> None:
-    radius = np.linalg.norm(v.half_extents, axis=1)
-    cell, item = cells.spheres(np.asarray(v.centers, dtype=float), radius)
-    rays, ves = cells.pairs(cell, item)
-    if skip is not None:
-        keep = skip[rays] != ves
-        rays, ves = rays[keep], ves[keep]
-    if len(rays) == 0:
-        return
-    t, n = _oriented_box(o[rays], d[rays], v.centers[ves], v.rotations[ves], v.half_extents[ves])
-    ok = np.isfinite(t)
-    best.offer(rays[ok], t[ok], n[ok], VESSEL, ves[ok])
+    centers = np.ascontiguousarray(v.centers, dtype=float)
+    half = np.ascontiguousarray(v.half_extents, dtype=float)
+    rot = np.ascontiguousarray(v.rotations, dtype=float)
+    cell, item = cells.spheres(centers, np.linalg.norm(half, axis=1))
+    start, cand = cells.csr(cell, item)
+    skip = np.full(len(o), -1, dtype=np.int64) if skip is None else skip.astype(np.int64)
+    t, row, axis, sign = _boxes_kernel(o, d, cells.inverse, start, cand, centers, rot, half, skip, best.t.copy())
+    rays = np.flatnonzero(row >= 0)
+    nl = np.zeros((len(rays), 3))
+    nl[np.arange(len(rays)), axis[rays]] = sign[rays]
+    n = np.einsum("nij,nj->ni", rot[row[rays]], nl)
+    best.offer(rays, t[rays], n, VESSEL, row[rays])
+
+
+@njit(cache=True)
+def _boxes_kernel(o, d, ray_cell, start, cand, centers, rot, half, skip, t_best):  # pragma: no cover - compiled
+    """Nearest oriented box of each ray among its cell's candidates (slab method in the box frame [KayKajiya1986]),
+    skipping box skip[ray]. Returns per ray: t, box row (-1: none), the entry face's axis and outward sign."""
+    n = o.shape[0]
+    t_res = np.full(n, np.inf)
+    row_res = np.full(n, -1, dtype=np.int64)
+    axis_res = np.zeros(n, dtype=np.int64)
+    sign_res = np.zeros(n)
+    ol = np.zeros(3)
+    dl = np.zeros(3)
+    for r in range(n):
+        c = ray_cell[r]
+        t_min = t_best[r]
+        for k in range(start[c], start[c + 1]):
+            j = cand[k]
+            if j == skip[r]:
+                continue
+            for a in range(3):  # rot^T (o - c), rot^T d
+                ol[a] = 0.0
+                dl[a] = 0.0
+                for b in range(3):
+                    ol[a] += rot[j, b, a] * (o[r, b] - centers[j, b])
+                    dl[a] += rot[j, b, a] * d[r, b]
+            t_in, t_exit, ax, sg = -np.inf, np.inf, 0, 0.0
+            hit = True
+            for a in range(3):
+                if dl[a] == 0.0:  # parallel to this slab: inside it or no hit
+                    if abs(ol[a]) > half[j, a]:
+                        hit = False
+                        break
+                    continue
+                t1 = (-half[j, a] - ol[a]) / dl[a]
+                t2 = (half[j, a] - ol[a]) / dl[a]
+                if min(t1, t2) > t_in:
+                    t_in, ax, sg = min(t1, t2), a, (-1.0 if dl[a] > 0.0 else 1.0)
+                t_exit = min(t_exit, max(t1, t2))
+            if hit and t_in <= t_exit and EPS_T < t_in <= t_min:
+                t_min = t_in
+                t_res[r], row_res[r], axis_res[r], sign_res[r] = t_in, j, ax, sg
+    return t_res, row_res, axis_res, sign_res
 
 
 # ---------------------------------------------------------------------------------------------- the seabed
