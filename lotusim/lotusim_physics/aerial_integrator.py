@@ -19,8 +19,7 @@ from numba import njit
 
 from lotusim_physics import layout as L
 from lotusim_physics.equations_of_motion import FASTMATH, aerial_derivative
-from lotusim_physics.integrators import _check
-from lotusim_physics.kinematics import quat_normalize_inplace, quat_rotate_body_rate, rotation_from_quat
+from lotusim_physics.integrators import _check, euler_semi_implicit, rk4_combine, rk4_stage
 from lotusim_physics.rotors import rotor_wrench, surface_contact
 
 
@@ -92,27 +91,15 @@ def step_aerial(
 @njit(cache=True, fastmath=FASTMATH)
 def _advance(x, xt, k1, k2, k3, k4, tau, xs, i, prm, h, method):
     """One (sub)step h of aerial vehicle i in place on its state x (13,), the rotor wrench tau held."""
-    ns = L.X_STATE
     if method == 0:
         aerial_derivative(x, xs, i, prm, tau, k1)
-        for j in range(ns):
-            xt[j] = x[j] + 0.5 * h * k1[j]
+        rk4_stage(x, k1, 0.5 * h, xt)
         aerial_derivative(xt, xs, i, prm, tau, k2)
-        for j in range(ns):
-            xt[j] = x[j] + 0.5 * h * k2[j]
+        rk4_stage(x, k2, 0.5 * h, xt)
         aerial_derivative(xt, xs, i, prm, tau, k3)
-        for j in range(ns):
-            xt[j] = x[j] + h * k3[j]
+        rk4_stage(x, k3, h, xt)
         aerial_derivative(xt, xs, i, prm, tau, k4)
-        for j in range(ns):
-            x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
-        quat_normalize_inplace(x, 3)
+        rk4_combine(x, k1, k2, k3, k4, h)
     else:
         aerial_derivative(x, xs, i, prm, tau, k1)
-        r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(x[3], x[4], x[5], x[6])
-        for j in range(6):
-            x[7 + j] = x[7 + j] + h * k1[7 + j]
-        x[0] += h * (r0 * x[7] + r1 * x[8] + r2 * x[9])
-        x[1] += h * (r3 * x[7] + r4 * x[8] + r5 * x[9])
-        x[2] += h * (r6 * x[7] + r7 * x[8] + r8 * x[9])
-        quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)
+        euler_semi_implicit(x, k1, h)

@@ -79,6 +79,33 @@ def _check(x, max_speed, max_rate, max_pos):
 
 
 @njit(cache=True, fastmath=FASTMATH)
+def rk4_stage(x, k, c, xt):
+    """xt = x + c k: the state at which RK4 evaluates its next slope (c = h/2 or h)."""
+    for j in range(L.X_STATE):
+        xt[j] = x[j] + c * k[j]
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def rk4_combine(x, k1, k2, k3, k4, h):
+    """x += h/6 (k1 + 2 k2 + 2 k3 + k4), then the attitude quaternion renormalised."""
+    for j in range(L.X_STATE):
+        x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
+    quat_normalize_inplace(x, 3)
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def euler_semi_implicit(x, k1, h):
+    """Semi-implicit Euler: velocities first from their slope k1, then the pose from the new velocities."""
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(x[3], x[4], x[5], x[6])
+    for j in range(6):
+        x[7 + j] = x[7 + j] + h * k1[7 + j]
+    x[0] += h * (r0 * x[7] + r1 * x[8] + r2 * x[9])
+    x[1] += h * (r3 * x[7] + r4 * x[8] + r5 * x[9])
+    x[2] += h * (r6 * x[7] + r7 * x[8] + r8 * x[9])
+    quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)
+
+
+@njit(cache=True, fastmath=FASTMATH)
 def step_fleet(
     xs, vp, vi, tp, fp, frozen, status, fault_step, n, dt, substeps, steps, method, rho, g, max_speed, max_rate, max_pos
 ):
@@ -150,29 +177,17 @@ def step_fleet(
 @njit(cache=True, fastmath=FASTMATH)
 def _advance_one_step(x, xt, k1, k2, k3, k4, tau_thr, xs, i, prm, tp, t0, nt, fp, f0, nf, h, substeps, method, rho, g):
     """One step of vessel i (substeps of h) in place on its state x (13,)."""
-    ns = L.X_STATE
     for _ in range(substeps):
         _update_actuators(tp, t0, nt, fp, f0, nf, rho, h, tau_thr)
         if method == 0:
             vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
-            for j in range(ns):
-                xt[j] = x[j] + 0.5 * h * k1[j]
+            rk4_stage(x, k1, 0.5 * h, xt)
             vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k2)
-            for j in range(ns):
-                xt[j] = x[j] + 0.5 * h * k2[j]
+            rk4_stage(x, k2, 0.5 * h, xt)
             vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k3)
-            for j in range(ns):
-                xt[j] = x[j] + h * k3[j]
+            rk4_stage(x, k3, h, xt)
             vessel_derivative(xt, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k4)
-            for j in range(ns):
-                x[j] = x[j] + (h / 6.0) * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
-            quat_normalize_inplace(x, 3)
+            rk4_combine(x, k1, k2, k3, k4, h)
         else:
             vessel_derivative(x, xs, i, prm, fp, f0, nf, tau_thr, rho, g, k1)
-            r0, r1, r2, r3, r4, r5, r6, r7, r8 = rotation_from_quat(x[3], x[4], x[5], x[6])
-            for j in range(6):
-                x[7 + j] = x[7 + j] + h * k1[7 + j]
-            x[0] += h * (r0 * x[7] + r1 * x[8] + r2 * x[9])
-            x[1] += h * (r3 * x[7] + r4 * x[8] + r5 * x[9])
-            x[2] += h * (r6 * x[7] + r7 * x[8] + r8 * x[9])
-            quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)
+            euler_semi_implicit(x, k1, h)
