@@ -186,7 +186,13 @@ class _Cells:
         self.range = max_range_m
         ij = np.floor(o[:, :2] / self.size).astype(np.int64)
         keys = ij[:, 0] * 4_000_003 + ij[:, 1]
-        uniq, first, self.inverse = np.unique(keys, return_index=True, return_inverse=True)
+        # rays come in runs from one origin (a sensor's beams): unique over the runs, not over every ray
+        new_run = np.concatenate([[True], keys[1:] != keys[:-1]])
+        run_start = np.flatnonzero(new_run)
+        run_of_ray = np.cumsum(new_run) - 1
+        uniq, run_first, run_cell = np.unique(keys[run_start], return_index=True, return_inverse=True)
+        self.inverse = run_cell.ravel()[run_of_ray]
+        first = run_start[run_first]
         self.lo = ij[first] * self.size - max_range_m  # (C, 2) min corner of each cell's reach
         self.hi = (ij[first] + 1) * self.size + max_range_m
         self.count = len(uniq)

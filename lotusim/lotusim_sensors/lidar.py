@@ -93,7 +93,7 @@ def scan(
     frame); per-sensor limits, noise σ (m), dropout probability, noise keys and sample counters (N,). own_row: each
     sensor's row in `vessels` (its own hull, not seen), -1 for none."""
     n, b = len(positions), len(directions)
-    d_map = np.einsum("nij,bj->nbi", rot, directions).reshape(-1, 3)
+    d_map = np.matmul(directions[None, :, :], np.transpose(rot, (0, 2, 1))).reshape(-1, 3)  # R d, per sensor
     origins = np.repeat(positions, b, axis=0)
     exclude = None if own_row is None else np.repeat(np.asarray(own_row), b)
     hits = cast(env.world, env.bathymetry, origins, d_map, float(np.max(max_range_m)), vessels,
@@ -103,7 +103,9 @@ def scan(
     cos_inc = np.abs(np.einsum("ij,ij->i", hits.normal, d_map)).reshape(n, b)
     intensity = np.where(returned, hits.reflectivity.reshape(n, b) * cos_inc, 0.0)
     noisy = rng + noise_std_m[:, None] * noise.normal(keys, counters, b)
-    lost = noise.uniform(np.asarray(keys, dtype=np.uint64) ^ DROPOUT_SALT, counters, b) < dropout[:, None]
+    lost = np.zeros((n, b), dtype=bool)
+    if np.any(dropout > 0.0):
+        lost = noise.uniform(np.asarray(keys, dtype=np.uint64) ^ DROPOUT_SALT, counters, b) < dropout[:, None]
     ok = returned & ~lost & (noisy >= min_range_m[:, None]) & (noisy <= max_range_m[:, None])
     out = np.where(ok, noisy, np.inf)
     points = np.where(ok[..., None], np.where(ok, noisy, 0.0)[..., None] * directions[None, :, :], np.nan)
