@@ -69,7 +69,11 @@ def build_controller(node: Node, kind: str, vessel: str, params: Mapping[str, An
 
 class ControllerHost(Node):
     """Hosts the controllers listed in the `controllers_yaml` parameter (a YAML list of {type, vessel, params})
-    on this one node; each controller keeps its own per-vessel topics and services."""
+    on this one node; each controller keeps its own per-vessel topics and services. Flight controllers take their
+    drones' states from /lotusim/fleet_state by default here and are stepped together (multirotor_controller.py,
+    FlightFleetIntake; `state_source: odom` for one that must read its odometry topic)."""
+
+    FLIGHT_STATE_SOURCE = "fleet_state"
 
     def __init__(self, **node_kwargs) -> None:
         overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))

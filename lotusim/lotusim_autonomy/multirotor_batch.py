@@ -273,14 +273,15 @@ class MultirotorFleet:
     def step(
         self,
         rows: np.ndarray,
-        t_s: float,
+        states: Sequence[NedState],
         position_ned: np.ndarray,
         rpy_ned: np.ndarray,
         nu_frd: np.ndarray,
         h: np.ndarray,
     ) -> np.ndarray:
-        """Rotor speeds (len(rows), rotors) of drones `rows` at these states (arrays over rows) at sim time t_s,
-        after control steps h (s, per row): MultirotorPilot.step of each, the cascade batched."""
+        """Rotor speeds (len(rows), rotors) of drones `rows` at these states (one NedState per row for its pilot,
+        and the same numbers as arrays over rows for the cascade) after control steps h (s, per row):
+        MultirotorPilot.step of each, the cascade batched."""
         n = len(rows)
         out = np.empty((n, len(self.batch.mixer.names)))
         targets = {
@@ -292,8 +293,7 @@ class MultirotorFleet:
             "speed_max_mps": np.full(n, np.nan),
         }
         flying = np.zeros(n, dtype=bool)
-        for k, row in enumerate(rows.tolist()):
-            state = NedState(t_s, position_ned[k], rpy_ned[k], nu_frd[k])
+        for k, (row, state) in enumerate(zip(rows.tolist(), states, strict=True)):
             target = self.pilots[row].plan(state)
             if target is None:
                 continue

@@ -2,7 +2,11 @@
 the standard per-vessel topics (docs/autonomy.md, 'Flight controller'). ROS only converts messages here; the
 control law and the flight phases are lotusim_autonomy.multirotor (ROS-free).
 
-  in   <vessel>/odom                  nav_msgs/Odometry (map ENU, base_link FLU; at 50 Hz: physics.odom_rate_hz)
+  in   <vessel>/odom                  nav_msgs/Odometry (map ENU, base_link FLU; at 50 Hz: physics.odom_rate_hz), with
+                                       state_source: odom (the default of the standalone node); state_source:
+                                       fleet_state (the default in a controller host): the vessel's row of
+                                       /lotusim/fleet_state instead, all the host's drones stepped at once
+                                       (FlightFleetIntake)
   in   <vessel>/cmd_vel               geometry_msgs/Twist, REP 103: linear x forward, y left, z up (m/s) in the
                                        drone's level heading frame (cmd_vel_frame: body, the default) or x east,
                                        y north, z up in `map` (cmd_vel_frame: map); angular.z yaw rate (rad/s,
@@ -15,7 +19,11 @@ control law and the flight phases are lotusim_autonomy.multirotor (ROS-free).
   in   <vessel>/land_on               std_msgs/String: the name of a vessel to land on (a moving USV's deck): the
                                        drone follows <name>/odom, lines up approach_height_m above its reference
                                        point, descends onto it and stops its rotors on touchdown
-  out  <vessel>/thrusters/<rotor>/cmd std_msgs/Float64, motor speed command, rad/s (the rotors of the vehicle file)
+  out  <vessel>/thrusters/<rotor>/cmd std_msgs/Float64, motor speed command, rad/s (the rotors of the vehicle file);
+                                       with state_source fleet_state the host's drones' commands go out together
+                                       in one sensor_msgs/JointState on /lotusim/thruster_commands (name
+                                       <vessel>/<rotor>, velocity rad/s) per fleet state; the worker still takes
+                                       the per-rotor topics (a vehicle stack flies the drone through them)
   out  <vessel>/flight_controller/status  std_msgs/Float64MultiArray, layout label STATUS_LABEL (while subscribed)
 
 Set-points from params["setpoints"] (scenario `setpoints:`; all optional):
@@ -29,20 +37,22 @@ Set-points from params["setpoints"] (scenario `setpoints:`; all optional):
   takeoff              true: take off at the first odometry (the default when waypoints are given)
   armed                false: start with the rotors stopped (resting on a deck) until a takeoff
 Without set-points the drone holds where it is from the first odometry (in the air, or idling on a deck).
-One control step per odometry message, h = difference of the stamps (sim time); gains: MultirotorGains field
-names, phase settings: PilotSettings field names, both as parameters.
+One control step per odometry message (or fleet state), h = difference of the stamps (sim time); gains:
+MultirotorGains field names, phase settings: PilotSettings field names, both as parameters.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import fields
+from array import array
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
 
@@ -55,9 +65,11 @@ from lotusim_autonomy.multirotor import (
     PilotSettings,
     cannot_fly,
 )
-from lotusim_autonomy.odometry import NedState
+from lotusim_autonomy.multirotor_batch import MultirotorFleet
+from lotusim_autonomy.odometry import NedState, ned_arrays
 from lotusim_core.base import frames
 from lotusim_core.base.vehicle_spec import VehicleSpec
+from lotusim_interfaces.msg import FleetState
 
 STATUS_LABEL = "stamp_s,phase,waypoint_index,waypoint_count,x_m,y_m,z_m,target_error_m,done"
 SETPOINT_KEYS = (
@@ -72,6 +84,7 @@ SETPOINT_KEYS = (
     "armed",
 )
 SLOW_ODOMETRY_S = 0.03  # a control step longer than this is too slow for the rate loop (warned once)
+STATE_SOURCES = ("odom", "fleet_state")
 
 
 class FlightController:
@@ -80,7 +93,8 @@ class FlightController:
     TYPE = "flight_controller"
     SETPOINT_KEYS = SETPOINT_KEYS
     REQUIRED_SETPOINTS = ()
-    MIN_ODOM_RATE_HZ = 40.0  # the rate loop steps on every odometry message (scenario.py checks physics.odom_rate_hz)
+    MIN_ODOM_RATE_HZ = 40.0  # the rate loop steps on every state (scenario.py checks the rate of its source)
+    STATE_SOURCE_IN_HOST = "fleet_state"  # ControllerHost.FLIGHT_STATE_SOURCE
 
     @classmethod
     def cannot_drive(cls, spec: VehicleSpec) -> str | None:
@@ -98,16 +112,24 @@ class FlightController:
             for f in fields(obj):
                 setattr(obj, f.name, read.number(f.name, getattr(obj, f.name), 0.0))
         self.cmd_vel_frame = read.text("cmd_vel_frame", "body", ("body", "map"))
+        self.state_source = read.text("state_source", getattr(node, "FLIGHT_STATE_SOURCE", "odom"), STATE_SOURCES)
         read.origin()  # the waypoints arrive in map ENU from scenario.py (lat/lon converted there)
         self._initial = self._parse_setpoints(read.setpoints(), f"{where}: setpoints")
         read.finish()
-        self.pilot = MultirotorPilot(spec, gains, settings)
         v = vessel
         self._endpoints = made = Endpoints(node)
+        self._fleet: FlightFleetIntake | None = None
+        if self.state_source == "fleet_state":  # stepped with the host's other drones (FlightFleetIntake)
+            self._fleet = FlightFleetIntake.of(node)
+            self.pilot = self._fleet.add(self, spec, gains, settings)
+            self._pubs = []
+        else:
+            self.pilot = MultirotorPilot(spec, gains, settings)
         self._rotors = self.pilot.controller.mixer.names
-        self._pubs = [made.publisher(Float64, f"{v}/thrusters/{name}/cmd") for name in self._rotors]
+        if self._fleet is None:
+            self._pubs = [made.publisher(Float64, f"{v}/thrusters/{name}/cmd") for name in self._rotors]
+            made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/flight_controller/status")
-        made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
         made.subscription(Twist, f"{v}/cmd_vel", self._on_cmd_vel, 1)
         made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
         made.service(Trigger, f"{v}/takeoff", self._on_takeoff)
@@ -123,8 +145,10 @@ class FlightController:
         node.get_logger().info(f"flight controller for {v} ({self.model}), set-points {self._initial}")
 
     def close(self) -> None:
-        """Destroy this controller's endpoints on the host node."""
+        """Destroy this controller's endpoints on the host node (and leave the host's batch of drones)."""
         self._drop_deck()
+        if self._fleet is not None:
+            self._fleet.remove(self)
         self._endpoints.close()
 
     def _drop_deck(self) -> None:
@@ -254,16 +278,8 @@ class FlightController:
         if taken is None:
             return
         s, h = taken
-        if self._initial is not None:
-            self._start(s)
-        if h <= 0.0 and self.updates > 0:  # a stamp that did not advance: no step (the first one steps with h 0)
+        if not self.before_step(s, h):
             return
-        if h > SLOW_ODOMETRY_S and not self._warned_slow:
-            self._warned_slow = True
-            self.node.get_logger().warning(
-                f"{self.vessel}: odometry every {h:.3f} s; the flight controller's rate loop needs >= 40 Hz "
-                "(scenario physics.odom_rate_hz: 50)"
-            )
         try:
             cmd = self.pilot.step(s, h)
             if not np.all(np.isfinite(cmd)):
@@ -274,6 +290,25 @@ class FlightController:
         self.last_commands = cmd
         for pub, value in zip(self._pubs, cmd, strict=True):
             pub.publish(Float64(data=float(value)))
+        self.after_step(s)
+
+    def before_step(self, s: NedState, h: float) -> bool:
+        """At a new state: the scenario's set-points at the first; whether to step (a stamp that did not advance:
+        no step; the first one steps with h 0); a warning if the steps are too long for the rate loop."""
+        if self._initial is not None:
+            self._start(s)
+        if h <= 0.0 and self.updates > 0:
+            return False
+        if h > SLOW_ODOMETRY_S and not self._warned_slow:
+            self._warned_slow = True
+            source = "odometry" if self._fleet is None else "fleet state"
+            self.node.get_logger().warning(
+                f"{self.vessel}: {source} every {h:.3f} s; the flight controller's rate loop needs >= 40 Hz "
+                "(scenario physics.odom_rate_hz: 50, or step_s 0.02 for the fleet state)"
+            )
+        return True
+
+    def after_step(self, s: NedState) -> None:
         if self._status_pub.get_subscription_count() > 0:
             self._publish_status(s)
         self.updates += 1
@@ -297,6 +332,137 @@ class FlightController:
             float(bool(m and m.done)),
         ]
         self._status_pub.publish(out)
+
+
+@dataclass
+class _Group:
+    """The drones of one vehicle model found in one worker's fleet state: their rows in the FleetState arrays and
+    in the model's MultirotorFleet, their controllers, where their rotors are in the JointState of commands."""
+
+    fleet: MultirotorFleet
+    index: np.ndarray  # rows of the FleetState arrays
+    rows: np.ndarray  # rows of the MultirotorFleet
+    controllers: list[FlightController]
+    out: slice  # their rotors' place in the JointState
+
+
+class FlightFleetIntake:
+    """The flight controllers of one host node that take their states from /lotusim/fleet_state (state_source
+    fleet_state, the default in a controller host): one subscription for all of them, the cascade of all drones
+    of a model in one NumPy pass per fleet state (lotusim_autonomy.multirotor_batch), their rotor commands in one
+    sensor_msgs/JointState on /lotusim/thruster_commands (lotusim_physics.thruster_batch). Each controller keeps
+    its own set-point topics, services and status."""
+
+    @classmethod
+    def of(cls, node: Node) -> FlightFleetIntake:
+        """The node's intake (made at the first flight controller that asks)."""
+        intake = getattr(node, "_lotusim_flight_fleet", None)
+        if intake is None:
+            intake = cls(node)
+            node._lotusim_flight_fleet = intake
+        return intake
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.fleets: dict[str, MultirotorFleet] = {}  # by vehicle model
+        self.members: dict[str, tuple[FlightController, int]] = {}  # vessel -> (controller, row in its fleet)
+        self.last_t: dict[str, float] = {}  # vessel -> stamp of its last state
+        self._layouts: dict[tuple[str, tuple[str, ...]], tuple[list[_Group], JointState]] = {}
+        self._sub = node.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
+        self._pub = node.create_publisher(JointState, "/lotusim/thruster_commands", 10)
+
+    def add(
+        self, controller: FlightController, spec: VehicleSpec, gains: MultirotorGains, settings: PilotSettings
+    ) -> MultirotorPilot:
+        """A drone joins: its pilot, a row of its model's batch."""
+        fleet = self.fleets.get(spec.name)
+        if fleet is None:
+            fleet = self.fleets[spec.name] = MultirotorFleet(spec)
+        pilot = fleet.add(gains, settings)
+        self.members[controller.vessel] = (controller, len(fleet.pilots) - 1)
+        self._layouts.clear()
+        return pilot
+
+    def remove(self, controller: FlightController) -> None:
+        """A drone leaves (its row stays unused)."""
+        self.members.pop(controller.vessel, None)
+        self._layouts.clear()
+
+    def _layout(self, worker: str, names: list[str]) -> tuple[list[_Group], JointState]:
+        key = (worker, tuple(names))
+        layout = self._layouts.get(key)
+        if layout is None:
+            found: dict[str, tuple[list[int], list[int], list[FlightController]]] = {}
+            for i, name in enumerate(names):
+                member = self.members.get(name)
+                if member is not None:
+                    c, row = member
+                    index, rows, controllers = found.setdefault(c.model, ([], [], []))
+                    index.append(i)
+                    rows.append(row)
+                    controllers.append(c)
+            groups, rotor_names, start = [], [], 0
+            for model, (index, rows, controllers) in found.items():
+                fleet = self.fleets[model]
+                n = len(fleet.batch.mixer.names) * len(controllers)
+                groups.append(_Group(fleet, np.array(index), np.array(rows), controllers, slice(start, start + n)))
+                rotor_names += [f"{c.vessel}/{r}" for c in controllers for r in fleet.batch.mixer.names]
+                start += n
+            # (not written in place with lotusim_core.ros.prepacked: its CDR layout misses Fast DDS's for a
+            # JointState's string and empty double sequences)
+            layout = self._layouts[key] = (groups, JointState(name=rotor_names))
+        return layout
+
+    def _on_fleet_state(self, msg: FleetState) -> None:
+        groups, out = self._layout(msg.worker, msg.names)
+        if not groups:
+            return
+        t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        position = np.asarray(msg.position, dtype=float).reshape(-1, 3)
+        orientation = np.asarray(msg.orientation, dtype=float).reshape(-1, 4)
+        twist = np.asarray(msg.twist, dtype=float).reshape(-1, 6)
+        commands = np.empty(groups[-1].out.stop)
+        for g in groups:
+            commands[g.out] = self._step_group(g, t, position[g.index], orientation[g.index], twist[g.index])
+        out.header.stamp = msg.header.stamp
+        out.velocity = array("d", commands.tobytes())
+        self._pub.publish(out)
+
+    def _step_group(self, g: _Group, t: float, p_enu: np.ndarray, q: np.ndarray, twist: np.ndarray) -> np.ndarray:
+        """One control step of a group's drones; returns their rotor commands, rotor after rotor of each drone
+        (a drone whose state is not finite, or whose stamp did not advance, keeps its last commands)."""
+        p, rpy, nu = ned_arrays(p_enu, q, twist)
+        finite = np.isfinite(p).all(axis=1) & np.isfinite(nu).all(axis=1)
+        last = [c.last_commands for c in g.controllers]
+        stepping, states, h = [], [], []
+        for k, c in enumerate(g.controllers):
+            c.odom_count += 1
+            if not finite[k]:
+                c.node.get_logger().warning(f"{c.vessel}: non-finite state ignored")
+                continue
+            s = NedState(t, p[k], rpy[k], nu[k])
+            dt = t - self.last_t.get(c.vessel, t)
+            self.last_t[c.vessel] = t
+            c.state = s
+            if c.before_step(s, dt):
+                stepping.append(k)
+                states.append(s)
+                h.append(dt)
+        if stepping:
+            k = np.array(stepping)
+            try:
+                cmd = g.fleet.step(g.rows[k], states, p[k], rpy[k], nu[k], np.array(h))
+            except (ValueError, FloatingPointError) as exc:  # a failed step holds the last commands
+                self.node.get_logger().error(f"flight controllers: control step at t = {t:.3f} s failed ({exc})")
+                cmd = np.array([last[j] for j in stepping])
+            for j, kk in enumerate(stepping):
+                c = g.controllers[kk]
+                if np.all(np.isfinite(cmd[j])):
+                    c.last_commands = last[kk] = cmd[j]
+                else:
+                    self.node.get_logger().error(f"{c.vessel}: non-finite rotor commands {cmd[j].tolist()}")
+                c.after_step(states[j])
+        return np.concatenate(last)
 
 
 class FlightControllerNode(SingleControllerNode):

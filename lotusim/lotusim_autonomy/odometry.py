@@ -81,3 +81,22 @@ def is_finite(state: NedState) -> bool:
 def step_since(previous: NedState | None, state: NedState) -> float:
     """Sim time from the previous state to this one, s (0 for the first state: no controller step)."""
     return state.t_s - previous.t_s if previous is not None else 0.0
+
+
+def ned_arrays(
+    position_enu: np.ndarray, q_enu_flu_xyzw: np.ndarray, twist_flu: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """from_odometry over rows (a FleetState's arrays, REP 103): position NED (N, 3) m, zyx Euler angles NED/FRD
+    (N, 3) rad (roll, pitch nose up +, compass heading), nu FRD (N, 6); the same formulas as from_odometry."""
+    x, y, z, w = (q_enu_flu_xyzw[:, k] for k in range(4))
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    n = np.where(n > 0.0, n, 1.0)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    roll = np.arctan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
+    pitch = -np.arcsin(np.clip(2.0 * (x * z - w * y), -1.0, 1.0))
+    yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    psi = (math.pi / 2.0 - yaw + math.pi) % (2.0 * math.pi) - math.pi
+    p = position_enu
+    position_ned = np.column_stack([p[:, 1], p[:, 0], -p[:, 2]])
+    nu = twist_flu * np.array([1.0, -1.0, -1.0, 1.0, -1.0, -1.0])
+    return position_ned, np.column_stack([roll, -pitch, psi]), nu

@@ -489,12 +489,23 @@ class _Validator(Validator):
         sc.recording = self.recording(data.get("recording"), sc)
 
     def check_controller_rates(self, raw: Any, sc: Scenario) -> None:
-        """A controller type with MIN_ODOM_RATE_HZ (the flight controller: its rate loop steps per odometry
-        message) needs physics.odom_rate_hz at least that."""
+        """A controller type with MIN_ODOM_RATE_HZ (the flight controller: its rate loop steps per state) needs
+        its states at least that fast: physics.odom_rate_hz with `state_source: odom`, else (the controller
+        hosts' default, STATE_SOURCE_IN_HOST) the fleet state's rate, 1 / (step_s x fleet_state_every)."""
         types = controller_registry()
         for i, item in enumerate(raw or []):
-            need = getattr(types.get(item.get("type")), "MIN_ODOM_RATE_HZ", 0.0)
-            if sc.physics.odom_rate_hz < need:
+            kind = types.get(item.get("type"))
+            need = getattr(kind, "MIN_ODOM_RATE_HZ", 0.0)
+            default = getattr(kind, "STATE_SOURCE_IN_HOST", "odom")
+            source = (item.get("parameters") or {}).get("state_source", default)
+            if source == "fleet_state" and sc.physics.fleet_state_rate_hz < need * (1 - 1e-9):
+                raise self.fail(
+                    f"controllers[{i}].type",
+                    f"{item['type']} steps on every fleet state and needs it at >= {need:g} Hz (it is "
+                    f"{sc.physics.fleet_state_rate_hz:g} Hz = 1 / (physics.step_s x physics.fleet_state_every); "
+                    "step_s 0.02 gives 50)",
+                )
+            if source != "fleet_state" and sc.physics.odom_rate_hz < need:
                 raise self.fail(
                     f"controllers[{i}].type",
                     f"{item['type']} steps on every odometry message and needs physics.odom_rate_hz >= {need:g} "

@@ -329,19 +329,31 @@ def test_lands_on_a_moving_wamv_rides_it_and_takes_off_again(x500):
     assert not flight.fleet.in_contact[drone] and flight.state().position_ned_m[2] < boat()[0][2] - 5.0
 
 
-def test_a_scenario_with_slow_odometry_is_refused_with_its_key(tmp_path):
-    """The rate loop steps on every odometry message: a scenario leaving physics.odom_rate_hz at its 10 Hz default
-    is refused when it loads (file: key: reason), 50 Hz is accepted."""
+def test_a_scenario_with_slow_states_is_refused_with_its_key(tmp_path):
+    """The rate loop steps on every state: in a controller host (the default, state_source fleet_state) on every
+    fleet state, so a 0.03 s step (33 Hz) is refused when the scenario loads (file: key: reason) and the default
+    0.02 s (50 Hz) accepted; with state_source odom on every odometry message, so physics.odom_rate_hz at its 10 Hz
+    default is refused and 50 Hz accepted."""
     from lotusim_core.sim.scenario import ScenarioError, load_scenario
 
-    text = (
-        "vessels: [{name: drone, model: x500, pose: {position: [0.0, 0.0, 5.0]}}]\n"
-        "controllers: [{type: flight_controller, vessel: drone}]\n"
-    )
+    drone = "vessels: [{name: drone, model: x500, pose: {position: [0.0, 0.0, 5.0]}}]\n"
     path = tmp_path / "slow.yaml"
-    path.write_text(text)
-    with pytest.raises(ScenarioError) as info:
-        load_scenario(path)
-    assert str(info.value).startswith(f"{path.resolve()}: controllers[0].type: flight_controller steps on every")
-    path.write_text(text + "physics: {odom_rate_hz: 50.0}\n")
-    assert load_scenario(path).controllers[0].type == "flight_controller"
+    for controller, slow, fast in (
+        (
+            "{type: flight_controller, vessel: drone}",
+            "physics: {step_s: 0.03}\nsensors: {defaults: {imu: {rate_hz: 10.0}, magnetometer: {rate_hz: 10.0}}}\n",
+            "",
+        ),
+        (
+            "{type: flight_controller, vessel: drone, parameters: {state_source: odom}}",
+            "physics: {step_s: 0.02}\n",
+            "physics: {step_s: 0.02, odom_rate_hz: 50.0}\n",
+        ),
+    ):
+        text = drone + f"controllers: [{controller}]\n"
+        path.write_text(text + slow)
+        with pytest.raises(ScenarioError) as info:
+            load_scenario(path)
+        assert str(info.value).startswith(f"{path.resolve()}: controllers[0].type: flight_controller steps on every")
+        path.write_text(text + fast)
+        assert load_scenario(path).controllers[0].type == "flight_controller"

@@ -131,7 +131,8 @@ def test_the_fleet_of_pilots_flies_as_the_per_drone_pilots(x500):
             for k in range(n):
                 s = NedState(t, p[k], rpy[k], nu[k])
                 assert pilots[k].land(s) == singles[k].land(s)
-        got = fleet.step(rows, t, p, rpy, nu, np.full(n, 0.02 if step else 0.0))
+        states = [NedState(t, p[k], rpy[k], nu[k]) for k in range(n)]
+        got = fleet.step(rows, states, p, rpy, nu, np.full(n, 0.02 if step else 0.0))
         for k in range(n):
             want = singles[k].step(NedState(t, p[k], rpy[k], nu[k]), 0.02 if step else 0.0)
             np.testing.assert_allclose(got[k], want, rtol=1e-12, atol=1e-5)  # √ at zero thrust: see above
@@ -144,3 +145,22 @@ def test_the_fleet_of_pilots_flies_as_the_per_drone_pilots(x500):
         nu[:, :3] = rng.normal(0.0, 0.05, (n, 3))
     assert {pl.phase for pl in singles} <= {"landing", "disarmed"}
     assert all(pl.mission is not None and pl.mission.index == 1 for pl in singles)
+
+
+def test_fleet_state_rows_convert_as_the_odometry_of_each_vessel():
+    """odometry.ned_arrays (a FleetState's ENU/FLU rows) against ned_state (the frames module's path) per row."""
+    from lotusim_autonomy.odometry import ned_arrays, ned_state
+
+    rng = np.random.default_rng(5)
+    n = 50
+    p = rng.normal(0.0, 100.0, (n, 3))
+    q = rng.normal(0.0, 1.0, (n, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    twist = rng.normal(0.0, 2.0, (n, 6))
+    position, rpy, nu = ned_arrays(p, q, twist)
+    for i in range(n):
+        want = ned_state(0.0, p[i], q[i], twist[i])
+        np.testing.assert_allclose(position[i], want.position_ned_m, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(nu[i], want.nu_frd, rtol=0, atol=1e-12)
+        d = (rpy[i] - want.rpy_ned_rad + np.pi) % (2 * np.pi) - np.pi  # angles equal modulo 2π
+        np.testing.assert_allclose(d, 0.0, atol=1e-9)
