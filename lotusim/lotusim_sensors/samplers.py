@@ -18,7 +18,7 @@ import numpy as np
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_env.environment import Environment
-from lotusim_sensors import acoustic, ais, dvl, gps, imu, lidar, noise, pressure, rotations
+from lotusim_sensors import acoustic, ais, dvl, gps, imaging, imu, lidar, noise, pressure, rotations
 from lotusim_sensors.banks import NS_PER_S, Bank
 from lotusim_sensors.roster import Roster
 
@@ -239,6 +239,21 @@ def sample_lidar_3d(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site:
     return Samples((clouds,), 1.0 / p["rate_hz"])
 
 
+def sample_radar(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Site) -> Samples:
+    """Marine radar: B-scan (float32 in [0, 1]) and PPI (uint8) per vessel (lotusim_sensors.imaging, radar)."""
+    return Samples(*imaging.radar_images(bank, due, fleet, site))
+
+
+def sample_sonar(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Site) -> Samples:
+    """Imaging sonar: polar image (float32) and fan (uint8) per vessel (lotusim_sensors.imaging, sonar)."""
+    return Samples(*imaging.sonar_images(bank, due, fleet, site))
+
+
+def sample_camera(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Site) -> Samples:
+    """Underwater camera: RGB uint8 image per vessel (lotusim_sensors.imaging, camera)."""
+    return Samples(*imaging.camera_images(bank, due, fleet, site))
+
+
 # kind -> sampler, in the order the node samples them at each step (the modem is event-driven: lotusim_sensors.modem)
 SAMPLERS: dict[str, Sampler] = {
     "imu": sample_imu,
@@ -251,4 +266,7 @@ SAMPLERS: dict[str, Sampler] = {
     "usbl": sample_usbl,
     "lidar_2d": sample_lidar_2d,
     "lidar_3d": sample_lidar_3d,
+    "radar": sample_radar,
+    "sonar": sample_sonar,
+    "camera": sample_camera,
 }

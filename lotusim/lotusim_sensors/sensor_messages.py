@@ -18,7 +18,9 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseWithCovarianceStamped, TwistWithCovarianceStamped
 from sensor_msgs.msg import (
+    CameraInfo,
     FluidPressure,
+    Image,
     Imu,
     LaserScan,
     MagneticField,
@@ -33,7 +35,7 @@ from lotusim_core.ros import ros_names
 from lotusim_core.ros.endpoints import QUIET_PUBLISHER
 from lotusim_core.ros.prepacked import RawMessage
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange
-from lotusim_sensors import ais, lidar
+from lotusim_sensors import ais, camera, lidar, sonar
 from lotusim_sensors.banks import NS_PER_S
 from lotusim_sensors.checkpoint import ModemInFlight
 from lotusim_sensors.samplers import Samples
@@ -319,6 +321,62 @@ def _publish_lidar_3d(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
     return len(due)
 
 
+def _image(frame: str, height: int, width: int, encoding: str, bytes_per_pixel: int) -> Image:
+    """A reusable sensor_msgs/Image: size, encoding, row step, little-endian data."""
+    msg = Image(height=height, width=width, encoding=encoding, is_bigendian=0, step=width * bytes_per_pixel)
+    msg.header.frame_id = frame
+    return msg
+
+
+def _create_radar(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    """`radar/b_scan` (32FC1: rows = azimuth bins clockwise from the bow, columns = range bins) and `radar/ppi`
+    (mono8, head-up, the radar at the centre); geometry: docs/perception.md, lotusim_sensors.radar."""
+    n_az, n_r, size = int(p["n_azimuth"]), int(p["n_range"]), int(p["ppi_size_px"])
+    pubs = (pub(Image, "radar/b_scan"), pub(Image, "radar/ppi"))
+    return pubs, (_image(frame, n_az, n_r, "32FC1", 4), _image(frame, size, size, "mono8", 1))
+
+
+def _create_sonar(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    """`sonar/image` (32FC1 polar: rows = range bins from the nearest, columns = beams from port) and `sonar/fan`
+    (mono8, the sonar at the bottom centre); geometry: docs/perception.md, lotusim_sensors.sonar."""
+    g = sonar.geometry_of(p)
+    pubs = (pub(Image, "sonar/image"), pub(Image, "sonar/fan"))
+    fan = _image(frame, g.fan_height_px, g.fan_width_px, "mono8", 1)
+    return pubs, (_image(frame, g.n_bins, g.n_beams, "32FC1", 4), fan)
+
+
+def _create_camera(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    """`camera/image_raw` (rgb8) and `camera/camera_info` (pinhole, no distortion; lotusim_sensors.camera)."""
+    g = camera.geometry_of(p)
+    info = CameraInfo(height=g.height_px, width=g.width_px, distortion_model="plumb_bob", d=[0.0] * 5)
+    info.header.frame_id = frame
+    info.k = g.k_matrix()
+    info.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    f, (cx, cy) = g.focal_px, g.principal_point_px
+    info.p = [f, 0.0, cx, 0.0, 0.0, f, cy, 0.0, 0.0, 0.0, 1.0, 0.0]
+    pubs = (pub(Image, "camera/image_raw"), pub(CameraInfo, "camera/camera_info"))
+    return pubs, (_image(frame, g.height_px, g.width_px, "rgb8", 3), info)
+
+
+def _publish_images(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    """Per due vessel, one Image per column, on the publishers in column order (data little-endian); a
+    CameraInfo after them goes out with the same stamp."""
+    stamp = ros_time(t_ns)
+    count = 0
+    for slot, *images in zip(due, *s.columns, strict=True):
+        pubs, msgs = io[slot]
+        for pub, msg, image in zip(pubs, msgs, images, strict=False):
+            msg.header.stamp = stamp
+            data = np.ascontiguousarray(image, dtype=image.dtype.newbyteorder("<"))
+            msg.data = array.array("B", data.tobytes())
+            pub.publish(msg)
+        for pub, msg in zip(pubs[len(images) :], msgs[len(images) :], strict=True):
+            msg.header.stamp = stamp
+            pub.publish(msg)
+        count += len(pubs)
+    return count
+
+
 def adapters(ais_fleet_pub: Any) -> dict[str, Adapter]:
     """kind -> adapter; AIS reports also go out on `ais_fleet_pub` (/lotusim/ais). The modem publishes arrivals
     (modem_rx), not samples."""
@@ -334,4 +392,7 @@ def adapters(ais_fleet_pub: Any) -> dict[str, Adapter]:
         "modem": Adapter(_create_modem, lambda io, due, s, t_ns: 0),
         "lidar_2d": Adapter(_create_lidar_2d, _publish_lidar_2d),
         "lidar_3d": Adapter(_create_lidar_3d, _publish_lidar_3d),
+        "radar": Adapter(_create_radar, _publish_images),
+        "sonar": Adapter(_create_sonar, _publish_images),
+        "camera": Adapter(_create_camera, _publish_images),
     }

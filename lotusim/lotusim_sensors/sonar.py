@@ -113,14 +113,30 @@ def bin_hits(g: SonarGeometry, n_sonars: int, sonar: np.ndarray, beam: np.ndarra
 def speckle(g: SonarGeometry, image: np.ndarray, rng: np.random.Generator, sigma_mult: float, sigma_add: float,
             sigma_phi_rad2: float) -> np.ndarray:  # fmt: skip
     """Eqs. 3–6 of [Song2025] on (..., n_bins, n_beams) binned intensities: Ĩ = I (0.5 + w_sm) + (r²/r_max²)(1 +
-    0.5 e^{−φ²/σ_φ} w_sa), w_sm ~ N(0, σ_sm), w_sa ~ Rayleigh(σ_sa); one draw per bin from `rng`."""
+    0.5 e^{−φ²/σ_φ} w_sa), w_sm ~ N(0, σ_sm), w_sa ~ Rayleigh(σ_sa) = σ_sa √(2 E), E ~ Exp(1); one draw of each
+    per bin from `rng` (float32)."""
+    range_gain, beam_gain = _noise_gains(g, sigma_phi_rad2)
+    out = rng.standard_normal(image.shape, dtype=np.float32)
+    out *= np.float32(sigma_mult)
+    out += np.float32(0.5)
+    out *= image
+    w_sa = rng.standard_exponential(image.shape, dtype=np.float32)
+    w_sa *= np.float32(2.0)
+    np.sqrt(w_sa, out=w_sa)
+    w_sa *= beam_gain * np.float32(sigma_add)
+    w_sa += np.float32(1.0)
+    w_sa *= range_gain
+    out += w_sa
+    return out
+
+
+@lru_cache(maxsize=16)
+def _noise_gains(g: SonarGeometry, sigma_phi_rad2: float) -> tuple[np.ndarray, np.ndarray]:
+    """(r²/r_max² (n_bins, 1), 0.5 e^{−φ²/σ_φ} (1, n_beams)) of Eq. 3, float32 (σ_φ <= 0: no beam term)."""
     r = bin_ranges_m(g)[:, None]
     phi = beam_azimuths_rad(g)[None, :]
-    w_sa = rng.rayleigh(sigma_add, image.shape) if sigma_add > 0 else np.zeros(image.shape)
-    w_sm = rng.normal(0.0, sigma_mult, image.shape) if sigma_mult > 0 else np.zeros(image.shape)
-    gain = np.exp(-(phi**2) / sigma_phi_rad2) if sigma_phi_rad2 > 0 else np.zeros_like(phi)
-    additive = (r**2 / g.max_range_m**2) * (1.0 + 0.5 * gain * w_sa)
-    return image * (0.5 + w_sm) + additive
+    beam = 0.5 * np.exp(-(phi**2) / sigma_phi_rad2) if sigma_phi_rad2 > 0 else np.zeros_like(phi)
+    return (r**2 / g.max_range_m**2).astype(np.float32), beam.astype(np.float32)
 
 
 def normalise_ranges(image: np.ndarray) -> np.ndarray:

@@ -94,9 +94,78 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "range_noise_std_m": 0.03,
         "dropout_probability": 0.0,
     },
+    # Marine radar (lotusim_sensors.radar): 1 Hz (issue 19's goal; antennas turn at 24-48 rpm), the 1 nm range
+    # scale in 512 bins (3.6 m), 1° azimuth bins; a 4-ft X-band open array's 1.8° horizontal beam and an 80 ns short
+    # pulse (12 m range resolution) [assumption: typical small-vessel radar figures]; rays at 2 levels, 1 m above
+    # the sea and at the antenna; gain 160 dB over a 90 dB display range (a 0.7 hull reads 0.22 at 1 nm);
+    # constant-γ sea clutter with γ = 0.01 per metre of Hs [assumption] [Skolnik2001].
+    "radar": {
+        "rate_hz": 1.0,
+        "n_azimuth": 360.0,
+        "n_range": 512.0,
+        "max_range_m": 1852.0,
+        "beamwidth_deg": 1.8,
+        "pulse_length_s": 8.0e-8,
+        "ray_levels": 2.0,
+        "low_ray_height_m": 1.0,
+        "gain_db": 160.0,
+        "dynamic_range_db": 90.0,
+        "sea_clutter": 1.0,
+        "clutter_gamma_per_m": 0.01,
+        "ppi_size_px": 512.0,
+    },
+    # Forward-looking imaging sonar (lotusim_sensors.sonar): the Oculus M750d's 130° x 20° field [Song2025]
+    # sec. III-A.2; 256 beams x 512 bins at 10 Hz (issue 19's goal); 1-40 m (HoloOcean's imaging-sonar example
+    # range [HoloOcean2026]); 16 rays per beam in elevation; OceanSim's defaults for binning (sum), attenuation 0.1,
+    # multiplicative noise 0.2, Rayleigh noise 0.05 and range normalisation [Song2025]; beam-pattern width σ_φ 0.5
+    # rad² and the 15° downward tilt are [assumption]s.
+    "sonar": {
+        "rate_hz": 10.0,
+        "n_beams": 256.0,
+        "n_bins": 512.0,
+        "n_elevation": 16.0,
+        "min_range_m": 1.0,
+        "max_range_m": 40.0,
+        "hfov_deg": 130.0,
+        "vfov_deg": 20.0,
+        "tilt_deg": 15.0,
+        "attenuation_per_m": 0.1,
+        "mean_binning": 0.0,
+        "noise": 1.0,
+        "multiplicative_noise_sigma": 0.2,
+        "rayleigh_noise_sigma": 0.05,
+        "beam_pattern_sigma_rad2": 0.5,
+        "range_normalization": 1.0,
+        "fan_height_px": 256.0,
+    },
+    # Underwater camera (lotusim_sensors.camera): 160 x 120 px, 90° horizontal field, 10 Hz, 50 m [assumption: low
+    # resolution for many vehicles]; Eq. 1 coefficients of OceanSim's GUI defaults (Fig. 4 of [Song2025]):
+    # attenuation 0.05 /m per channel, backscatter (0.05, 0.05, 0.2) /m, veiling light (0, 0.31, 0.24); sky colour
+    # above water [assumption].
+    "camera": {
+        "rate_hz": 10.0,
+        "width_px": 160.0,
+        "height_px": 120.0,
+        "hfov_deg": 90.0,
+        "tilt_deg": 0.0,
+        "max_range_m": 50.0,
+        "attenuation_r_per_m": 0.05,
+        "attenuation_g_per_m": 0.05,
+        "attenuation_b_per_m": 0.05,
+        "backscatter_r_per_m": 0.05,
+        "backscatter_g_per_m": 0.05,
+        "backscatter_b_per_m": 0.2,
+        "veiling_light_r": 0.0,
+        "veiling_light_g": 0.31,
+        "veiling_light_b": 0.24,
+        "sky_r": 0.53,
+        "sky_g": 0.81,
+        "sky_b": 0.92,
+    },
 }
 # Parameters that count things (beams, channels): whole numbers >= 1.
-COUNT_KEYS = ("beams", "horizontal_beams", "channels")
+COUNT_KEYS = ("beams", "horizontal_beams", "channels", "n_azimuth", "n_range", "ray_levels", "ppi_size_px", "n_beams",
+              "n_bins", "n_elevation", "fan_height_px", "width_px", "height_px")  # fmt: skip
 # Non-numeric keys per kind: ais class ("A" | "B") and mmsi; usbl targets ("all" or a list of names).
 EXTRA_KEYS: dict[str, dict[str, Any]] = {"ais": {"class": "A", "mmsi": 0}, "usbl": {"targets": "all"}}
 KINDS = tuple(DEFAULTS)
@@ -164,6 +233,8 @@ def _parse_params(kind: str, given: Mapping, where: str) -> dict[str, Any]:
             raise ValueError(f"{where}.{key}: expected a whole number >= 1, got {params[key]}")
     if kind in ("lidar_2d", "lidar_3d"):
         _check_lidar(params, where)
+    if kind in ("radar", "sonar", "camera"):
+        _check_imaging(params, where)
     if "dropout_probability" in params and not 0.0 <= params["dropout_probability"] <= 1.0:
         got = params["dropout_probability"]
         raise ValueError(f"{where}.dropout_probability: expected a probability in [0, 1], got {got}")
@@ -184,6 +255,27 @@ def _check_lidar(params: Mapping[str, Any], where: str) -> None:
         if not -90.0 <= lo <= hi <= 90.0:
             raise ValueError(f"{where}.vertical_max_deg: expected -90 <= vertical_min_deg <= vertical_max_deg <= 90, "
                              f"got {lo}, {hi}")  # fmt: skip
+
+
+IMAGING_POSITIVE = ("max_range_m", "beamwidth_deg", "pulse_length_s", "dynamic_range_db", "hfov_deg", "vfov_deg")
+IMAGING_NON_NEGATIVE = ("clutter_gamma_per_m", "attenuation_per_m", "beam_pattern_sigma_rad2", "low_ray_height_m")
+
+
+def _check_imaging(params: Mapping[str, Any], where: str) -> None:
+    """Radar, sonar, camera: positive ranges, beam and pulse, fields of view below 180°, non-negative coefficients
+    and colours, 0 <= min range < max range."""
+    for key, value in params.items():
+        if key in IMAGING_POSITIVE and not value > 0.0:
+            raise ValueError(f"{where}.{key}: expected a positive number, got {value}")
+        if (key in IMAGING_NON_NEGATIVE or key.startswith(("attenuation_", "backscatter_"))) and value < 0.0:
+            raise ValueError(f"{where}.{key}: expected a non-negative number, got {value}")
+        if key.startswith(("veiling_light_", "sky_")) and not 0.0 <= value <= 1.0:
+            raise ValueError(f"{where}.{key}: expected a colour channel in [0, 1], got {value}")
+        if key in ("hfov_deg", "vfov_deg") and not value < 180.0:
+            raise ValueError(f"{where}.{key}: expected a field of view below 180 degrees, got {value}")
+    if "min_range_m" in params and not 0.0 <= params["min_range_m"] < params["max_range_m"]:
+        got = f"{params['min_range_m']}, {params['max_range_m']}"
+        raise ValueError(f"{where}.max_range_m: expected 0 <= min_range_m < max_range_m, got {got}")
 
 
 def _number(value: Any, where: str) -> float:

@@ -137,7 +137,7 @@ def test_spawns_are_checked_like_scenario_vessels(tmp_path):
     deep, ok, above = (_item(FleetCommandItem.CREATE, n) for n in ("deep", "ok", "above"))
     deep.vessel.pose.position.z, ok.vessel.pose.position.z, above.vessel.pose.position.z = -5000.0, -10.0, 3.0
     bad_gps = _item(FleetCommandItem.CREATE, "bad_gps", "sensors: {gps: {rate_hz: -1}}")
-    unknown = _item(FleetCommandItem.CREATE, "unknown", "sensors: {sonar: {}}")
+    unknown = _item(FleetCommandItem.CREATE, "unknown", "sensors: {sidescan: {}}")
     good = _item(FleetCommandItem.CREATE, "good", "sensors: {gps: {rate_hz: 2.0}}")
     plan = registry.plan([deep, ok, above, bad_gps, unknown, good])
     assert sorted(p.index for p in plan.accepted) == [1, 5]

@@ -44,7 +44,7 @@ def test_suite_defaults_overrides_and_disable():
 @pytest.mark.parametrize(
     ("sensors", "message"),
     [
-        ({"sonar": {}}, "vehicles/x.yaml sensors.sonar: unknown sensor"),
+        ({"sidescan": {}}, "vehicles/x.yaml sensors.sidescan: unknown sensor"),
         ({"imu": {"rate": 5}}, "sensors.imu: unknown parameter 'rate'"),
         ({"imu": {"rate_hz": 0}}, "sensors.imu.rate_hz: expected a positive rate"),
         ({"gps": {"position_frd_m": [1, 2]}}, "sensors.gps.position_frd_m: expected [x, y, z]"),

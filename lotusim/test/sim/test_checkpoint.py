@@ -446,7 +446,7 @@ def test_sensor_state_round_trips_and_malformed_sensor_parts_are_refused(tmp_pat
     assert state.modem[0].data == b"\x00\xffhi" and state.modem[0].range_m == 120.5
     assert state.per_vessel()["b"]["gps"]["state"]["had_fix"]
     cases = {
-        "unknown kind": lambda m, a: m["kinds"].__setitem__("sonar", m["kinds"].pop("gps")),
+        "unknown kind": lambda m, a: m["kinds"].__setitem__("sidescan", m["kinds"].pop("gps")),
         "name a path": lambda m, a: m["kinds"]["imu"].__setitem__(0, "../x"),
         "names twice": lambda m, a: m["kinds"]["imu"].__setitem__(1, "a"),
         "counter shape": lambda m, a: a.__setitem__("imu__counter", np.zeros(3, dtype=np.int64)),

@@ -108,7 +108,7 @@ ERRORS = [
     ("environment: {origin: {latitude_deg: 40}}\n", "environment.origin", "world.origin"),
     ("environment: {seed: 3}\n", "environment.seed", "top level"),
     ("environment: {wnd: {speed_mps: 3}}\n", "environment.wnd", "unknown key"),
-    ("sensors: {defaults: {sonar: {rate_hz: 1}}}\n", "sensors.defaults.sonar", "unknown sensor"),
+    ("sensors: {defaults: {sidescan: {rate_hz: 1}}}\n", "sensors.defaults.sidescan", "unknown sensor"),
     ("duration_s: -5\n", "duration_s", "> 0"),
     ("seed: -1\n", "seed", "integer >= 0"),
     ("recording: {topics: ['/bad topic']}\n", "recording.topics[0]", "not a valid topic name"),
