@@ -38,7 +38,7 @@ from lotusim_core.ros.node_runner import run_node_main
 from lotusim_core.ros.prepacked import raw_publish
 from lotusim_core.ros.qos import LATCHED
 from lotusim_interfaces.action import StepFor
-from lotusim_interfaces.msg import EnvironmentConfig, FleetRoster, FleetState, SimStats
+from lotusim_interfaces.msg import Collision, EnvironmentConfig, FleetRoster, FleetState, SimStats
 from lotusim_interfaces.msg import FleetCommandItem as Item
 from lotusim_interfaces.srv import Checkpoint, ListVessels, Step, WorkerCommand
 from lotusim_physics import checkpoint as worker_checkpoint
@@ -101,6 +101,7 @@ class DynamicsWorker(Node):
         self.outputs = out.FleetOutputs(self.core, send_clock, send_state, send_tf, self._odom_send_of)
         self._stats_pub = self.create_publisher(SimStats, "/lotusim/stats", 10)
         self._roster_pub = self.create_publisher(FleetRoster, "/lotusim/fleet_roster", LATCHED)
+        self._collision_pub = self.create_publisher(Collision, "/lotusim/collisions", 100)
         self._roster_revisions = RosterRevisions()
 
     def _create_services(self, s: WorkerSettings) -> None:
@@ -198,6 +199,9 @@ class DynamicsWorker(Node):
             self.get_logger().error(f"vessel frozen: {fault}")
         for event in self.core.fleet.take_contact_events():  # aerial vehicles' touchdowns and lift-offs
             self.get_logger().info(str(event))
+        for event in self.core.fleet.take_collision_events():  # contacts that began (lotusim_physics.collisions)
+            self.get_logger().warning(str(event))
+            self._collision_pub.publish(out.collision_message(event, self.worker))
         self.outputs.after_steps(first, k)
 
     def _maybe_publish_stats(self) -> None:

@@ -29,7 +29,8 @@ from tf2_msgs.msg import TFMessage
 
 from lotusim_core.ros.prepacked import RawArrays, RawBatch, RawMessage, RawSequence
 from lotusim_core.ros.ros_names import ODOM_FRAME
-from lotusim_interfaces.msg import FleetRoster, FleetState, ItemResult, SimStats, VesselInfo
+from lotusim_interfaces.msg import Collision, FleetRoster, FleetState, ItemResult, SimStats, VesselInfo
+from lotusim_physics.collisions import KIND_NAMES, CollisionEvent
 from lotusim_physics.fleet_roster import RosterEntry
 from lotusim_physics.output_layout import (
     FLEET_STATE_ARRAYS,
@@ -145,7 +146,7 @@ class FleetOutputs:
         if out.extras_version != worker.extras_version:
             views = out.writer.views
             worker.environment.write_enu(views["environment"])  # held current and wind at each vessel, ENU m/s
-            views["status"][:] = worker.fleet.frozen
+            views["status"][:] = fleet_status(worker.fleet.frozen, worker.fleet.colliding)
             out.extras_version = worker.extras_version
         self._send_state(out.writer.pack((*stamp, worker.iteration)))
 
@@ -220,9 +221,29 @@ def item_result(result: CommandResult) -> ItemResult:
     return ItemResult(name=result.name, ok=result.ok, code=code, reason=result.reason, worker=result.worker)
 
 
+def fleet_status(frozen: np.ndarray, colliding: np.ndarray) -> np.ndarray:
+    """(N,) VesselInfo status bytes: STATUS_FROZEN, else STATUS_CONTACT, else STATUS_OK."""
+    contact = np.where(colliding, VesselInfo.STATUS_CONTACT, VesselInfo.STATUS_OK)
+    return np.where(frozen, VesselInfo.STATUS_FROZEN, contact).astype(np.uint8)
+
+
+def collision_message(event: CollisionEvent, worker: str) -> Collision:
+    """The lotusim_interfaces/Collision of a contact that began (stamp: its sim time; frame map)."""
+    msg = Collision(worker=worker, vessel=event.vessel, other=event.other, kind=KIND_NAMES.index(event.kind))
+    ns = round(event.sim_time_s * 1e9)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    msg.header.frame_id = "map"
+    msg.position.x, msg.position.y, msg.position.z = event.point_enu
+    msg.normal.x, msg.normal.y, msg.normal.z = event.normal_enu
+    msg.relative_speed = event.relative_speed_mps
+    return msg
+
+
 def vessel_infos(worker: FleetWorker) -> list[VesselInfo]:
-    """The worker's vessels as lotusim_interfaces/VesselInfo, in fleet order (pose ENU, ENU <- FLU)."""
+    """The worker's vessels as lotusim_interfaces/VesselInfo, in fleet order (pose ENU, ENU <- FLU); a vessel in
+    contact is listed with STATUS_CONTACT and what it touches as its status_reason."""
     infos = []
+    contacts = worker.contacts()
     for entry, position, quaternion, frozen_reason in worker.listing():
         info = VesselInfo(
             name=entry.name,
@@ -237,6 +258,9 @@ def vessel_infos(worker: FleetWorker) -> list[VesselInfo]:
         info.status = VesselInfo.STATUS_OK if frozen_reason is None else VesselInfo.STATUS_FROZEN
         if frozen_reason is not None:
             info.status_reason = frozen_reason
+        elif entry.name in contacts:
+            info.status = VesselInfo.STATUS_CONTACT
+            info.status_reason = "in contact with " + ", ".join(contacts[entry.name])
         infos.append(info)
     return infos
 

@@ -31,11 +31,13 @@ import numpy as np
 
 from lotusim_core.base import frames
 from lotusim_core.base.fossen import inertia_about_co, m_rb
+from lotusim_core.base.hull_box import hull_box_of
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_env.waves import WaveComponents
 from lotusim_physics import layout as L
 from lotusim_physics.added_mass import c_a_mask
 from lotusim_physics.aerial_integrator import step_aerial
+from lotusim_physics.collisions import Collider, CollisionEvent, ContactParams, FleetState, Obstacles
 from lotusim_physics.decks import deck_contacts
 from lotusim_physics.faults import REASONS, ContactEvent, FaultReport
 from lotusim_physics.integrators import METHODS, step_fleet
@@ -275,6 +277,7 @@ class Fleet:
         self._frozen = np.zeros(cap, dtype=np.bool_)
         self._status = np.zeros(cap, dtype=np.int64)
         self._fault_step = np.zeros(cap, dtype=np.int64)  # step of a fault within the last step() call
+        self._box = np.zeros((cap, 6))  # hull box (lotusim_core.base.hull_box): half extents, centre FRD, m
         self._tp = np.zeros((max(4, cap), L.T_WIDTH))
         self._fp = np.zeros((max(4, cap), L.F_WIDTH))
         self._nt = 0  # used thruster pool rows (alive or dead)
@@ -292,6 +295,8 @@ class Fleet:
         self._aerial: dict[str, float] = {}  # aerial vehicle -> contact height, m
         self._decks: dict[str, np.ndarray] = {}  # vessel with a deck -> [H, length, beam, c_x, c_y], m
         self._on_deck: dict[str, str] = {}  # aerial vehicle -> the vessel whose deck it rests on
+        self.collider: Collider | None = None  # collisions (lotusim_physics.collisions): off until enabled
+        self.contacts_changed = False  # the vessels in contact changed in the last step() (see `colliding`)
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -422,6 +427,7 @@ class Fleet:
         self._xs[i, L.X_NU : L.X_NU + 6] = nu
         self._vp[i] = vrow
         self._vi[i] = (t0, len(trows), f0, len(frows))
+        self._box[i] = np.concatenate(hull_box_of(spec))
         self._frozen[i] = False
         self._status[i] = 0
         self._fault_step[i] = 0
@@ -434,7 +440,7 @@ class Fleet:
 
     def _move_row(self, src: int, dst: int) -> None:
         """Copy vessel row `src` (state, parameters, bookkeeping, name, spec) into row `dst`."""
-        for arr in (self._xs, self._vp, self._vi, self._frozen, self._status, self._fault_step):
+        for arr in (self._xs, self._vp, self._vi, self._frozen, self._status, self._fault_step, self._box):
             arr[dst] = arr[src]
         moved = self.names[src]
         self.names[dst] = moved
@@ -488,6 +494,8 @@ class Fleet:
         self._aerial.pop(name, None)
         self._decks.pop(name, None)
         self._on_deck = {d: v for d, v in self._on_deck.items() if name not in (d, v)}
+        if self.collider is not None:
+            self.collider.forget(name)
         del self._index[name]
         self._n = last
         if self._dead_t > max(64, self._nt - self._dead_t):
@@ -557,10 +565,14 @@ class Fleet:
         if not sea and self._waves_set:
             xs[:, L.X_WAVE : L.X_WAVE + 6] = 0.0
             self._waves_set = False
-        if sea or (self._aerial and self._decks):
+        self.contacts_changed = False
+        collide = self.collider is not None and self._n > 0
+        if sea or (self._aerial and self._decks) or (collide and steps > 1 and self._near(steps)):
             nfault = self._step_singly(t_s, steps, waves if sea else None)
         else:
             nfault = self._kernel(steps)
+            if collide:
+                self._collide(t_s + steps * self.dt_s)
         if not nfault:
             return []
         return self._collect_faults(t_s)
@@ -596,7 +608,66 @@ class Fleet:
                 nfault += found
             if decks:
                 self._land_on_decks(t_s + (k + 1) * self.dt_s, nu0)
+            if self.collider is not None:
+                self._collide(t_s + (k + 1) * self.dt_s)
         return nfault
+
+    # --- collisions (lotusim_physics.collisions) ---------------------------------------------------------------
+    def enable_collisions(self, obstacles: Obstacles | None = None, params: ContactParams | None = None) -> None:
+        """Collide the vessels with each other and with `obstacles` (seabed, coast, objects) after every step, with
+        the contact law `params` (defaults: plastic, frictionless); the contacts going on are kept when only the
+        obstacles change."""
+        if self.collider is None:
+            self.collider = Collider(obstacles, params)
+        else:
+            self.collider.obstacles = obstacles or Obstacles()
+            self.collider.params = params or self.collider.params
+
+    @property
+    def colliding(self) -> np.ndarray:
+        """(N,) True for vessels in contact (overlapping or within the contact margin) at the last check (copy)."""
+        out = np.zeros(self._n, dtype=bool)
+        if self.collider is not None:
+            rows = self.collider.contact_rows
+            out[rows[rows < self._n]] = True
+        return out
+
+    def take_collision_events(self) -> list[CollisionEvent]:
+        """The contacts that began since the last call (lotusim_physics.collisions.CollisionEvent), then forgotten."""
+        return self.collider.take_events() if self.collider is not None else []
+
+    def hull_boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(half extents (N, 3) m, box centres (N, 3) FRD from CO, m) of the vessels' hull boxes (copies)."""
+        return self._box[: self._n, :3].copy(), self._box[: self._n, 3:].copy()
+
+    def _contact_state(self) -> FleetState:
+        n = self._n
+        xs = self._xs
+        return FleetState(
+            position=xs[:n, L.X_POS : L.X_POS + 3],
+            q=xs[:n, L.X_Q : L.X_Q + 4],
+            nu=xs[:n, L.X_NU : L.X_NU + 6],
+            half=self._box[:n, :3],
+            centre_frd=self._box[:n, 3:],
+            mass=self._vp[:n, L.V_MASS],
+            aerial=np.arange(n) >= self._n_marine,
+            active=~self._frozen[:n],
+        )
+
+    def _near(self, steps: int) -> bool:
+        """Whether a vessel may reach an obstacle within `steps` steps (then they are taken one at a time)."""
+        return self.collider.near(self._contact_state(), steps * self.dt_s)
+
+    def _collide(self, t_end_s: float) -> None:
+        """Contacts after a step: push-out and velocity response in place; the step's acceleration (nu_dot) of a
+        vessel whose velocity the contact changed takes that change too."""
+        state = self._contact_state()
+        nu_before = state.nu.copy()
+        if self.collider.resolve(state, self.names, t_end_s):
+            self.contacts_changed = True
+        changed = np.flatnonzero(np.any(state.nu != nu_before, axis=1))
+        if len(changed):
+            self._xs[changed, L.X_NUDOT : L.X_NUDOT + 6] += (state.nu[changed] - nu_before[changed]) / self.dt_s
 
     def _land_on_decks(self, t_end_s: float, nu0_aerial: np.ndarray) -> None:
         """Put the drones on the decks below them (lotusim_physics.decks), their step's acceleration from their
@@ -733,8 +804,9 @@ class Fleet:
         fleet._n_marine = int(n - aerial.sum())
         if aerial[: fleet._n_marine].any():
             raise ValueError("snapshot: aerial vehicles must follow the marine vessels (rows of a Fleet)")
-        for name, spec in zip(fleet.names, fleet._specs, strict=True):
+        for i, (name, spec) in enumerate(zip(fleet.names, fleet._specs, strict=True)):
             fleet._note_roles(name, spec)
+            fleet._box[i] = np.concatenate(hull_box_of(spec))
         fleet._env_set = True
         fleet._waves_set = True  # the restored sea columns are cleared by a step without waves
         return fleet
@@ -786,7 +858,7 @@ class Fleet:
         if needed <= cap:
             return
         new_cap = max(needed, 2 * cap)
-        for attr in ("_xs", "_vp", "_vi", "_frozen", "_status", "_fault_step"):
+        for attr in ("_xs", "_vp", "_vi", "_frozen", "_status", "_fault_step", "_box"):
             old = getattr(self, attr)
             new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
             new[: self._n] = old[: self._n]

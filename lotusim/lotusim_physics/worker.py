@@ -21,6 +21,7 @@ from lotusim_core.base import frames, safe_yaml
 from lotusim_core.base.catalogue import UnknownModelError, apply_overrides, load_vehicle
 from lotusim_core.base.names import name_problem
 from lotusim_physics import checkpoint as worker_checkpoint
+from lotusim_physics.collisions import ContactParams, obstacles_of
 from lotusim_physics.fleet import Fleet
 from lotusim_physics.held_environment import HeldEnvironment
 from lotusim_physics.output_schedule import Due, OutputPlan
@@ -114,6 +115,10 @@ class FleetWorker:
         self.vessels: dict[str, VesselEntry] = {}
         self.iteration = 0
         self.environment = HeldEnvironment(settings.environment_period_s)
+        self.contact_params = (
+            ContactParams(settings.collision_restitution, settings.collision_friction) if settings.collisions else None
+        )
+        self._enable_collisions()
         self.state_schedule, self.odom_schedule = settings.schedules()
         self.layout_version = 0
         self.extras_version = 0
@@ -122,6 +127,12 @@ class FleetWorker:
     @property
     def sim_time_ns(self) -> int:
         return self.iteration * self.step_ns
+
+    def _enable_collisions(self) -> None:
+        """Collide the fleet's vessels with each other and with the held environment's seabed and world (unless
+        the worker's `collisions` parameter is off)."""
+        if self.contact_params is not None:
+            self.fleet.enable_collisions(obstacles_of(self.environment.environment), self.contact_params)
 
     def _changed(self) -> None:
         """The fleet's rows (or its environment) changed: samples, output plan and layouts are made again."""
@@ -221,6 +232,7 @@ class FleetWorker:
     def apply_environment(self, config_yaml: str, revision: int) -> None:
         """Apply an environment configuration (HeldEnvironment.apply: raises with nothing changed)."""
         self.environment.apply(config_yaml, revision)
+        self._enable_collisions()
         self._changed()
 
     def due(self) -> Due:
@@ -247,6 +259,8 @@ class FleetWorker:
         else:  # still water, no wind
             faults = self.fleet.step(t_ns * 1e-9, steps=k)
         self.iteration += k
+        if self.fleet.contacts_changed:  # the fleet state's status column
+            self.extras_version += 1
         for fault in faults:
             if fault.vessel in self.vessels:
                 self.vessels[fault.vessel].frozen_reason = str(fault)
@@ -268,6 +282,14 @@ class FleetWorker:
             out.append((entry, pos[i], quat[i], reason))
         return out
 
+    def contacts(self) -> dict[str, list[str]]:
+        """The vessels in contact, each with what it touches (other vessels' names, "seabed", "coast", objects)."""
+        collider = self.fleet.collider
+        out: dict[str, list[str]] = {}
+        for vessel, other in sorted(collider.ongoing if collider is not None else ()):
+            out.setdefault(vessel, []).append(other)
+        return out
+
     # --- checkpoint / restore (data, not code: lotusim_physics.checkpoint) ------------------------------------
     def checkpoint(self) -> tuple[dict, dict]:
         """(meta, arrays) of everything needed to continue identically (lotusim_physics.checkpoint.capture)."""
@@ -284,6 +306,7 @@ class FleetWorker:
         for name in replaced:
             self.delete(name)
         self.fleet = state.fleet
+        self._enable_collisions()
         self._changed()
         self.iteration = state.iteration
         # the held samples too: an exact continuation

@@ -32,6 +32,11 @@ PARAMETERS = {  # ROS parameter -> default (its type is the default's)
     "environment_period_s": 0.1,
     # checkpoints: saved and restored by name in this directory (lotusim_core.base.checkpoint_store.checkpoint_dir)
     "checkpoint_dir": "",
+    # collisions (lotusim_physics.collisions): vessels with each other, the seabed, the coast and the world's
+    # objects; the contact law's restitution e in [0, 1] and Coulomb friction mu >= 0
+    "collisions": True,
+    "collision_restitution": 0.0,
+    "collision_friction": 0.0,
 }
 
 
@@ -53,6 +58,9 @@ class WorkerSettings:
     water_density_kgm3: float
     environment_period_s: float
     checkpoint_dir: str
+    collisions: bool = True
+    collision_restitution: float = 0.0
+    collision_friction: float = 0.0
 
     @classmethod
     def from_parameters(cls, values: dict) -> WorkerSettings:
@@ -66,6 +74,12 @@ class WorkerSettings:
             rate = float(values[name])
             if not (rate >= 0 and math.isfinite(rate)):
                 raise ValueError(f"parameter {name}: expected a rate >= 0 Hz (0: off / default), got {rate}")
+        restitution = float(values.get("collision_restitution", 0.0))
+        friction = float(values.get("collision_friction", 0.0))
+        if not 0.0 <= restitution <= 1.0:
+            raise ValueError(f"parameter collision_restitution: expected a number in [0, 1], got {restitution}")
+        if not (friction >= 0.0 and math.isfinite(friction)):
+            raise ValueError(f"parameter collision_friction: expected a number >= 0, got {friction}")
         return cls(
             step_s=step_s,
             mode=mode,
@@ -81,6 +95,9 @@ class WorkerSettings:
             water_density_kgm3=float(values["water_density_kgm3"]),
             environment_period_s=float(values["environment_period_s"]),
             checkpoint_dir=str(values["checkpoint_dir"]),
+            collisions=bool(values.get("collisions", True)),
+            collision_restitution=restitution,
+            collision_friction=friction,
         )
 
     @property

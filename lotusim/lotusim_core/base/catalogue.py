@@ -32,6 +32,7 @@ from lotusim_core.base.vehicle_spec import (
     BodyLiftSpec,
     DeckSpec,
     FinSpec,
+    HullBoxSpec,
     SurfaceHydrostatics,
     ThrusterSpec,
     VehicleSpec,
@@ -90,6 +91,7 @@ OPTIONAL_KEYS = (
     "body_lift",
     "aerial",
     "deck",
+    "hull_box",
 )
 # physical keys that must be cited in `sources:` whenever present
 CITED_KEYS = (
@@ -109,6 +111,7 @@ CITED_KEYS = (
     "body_lift",
     "aerial",
     "deck",
+    "hull_box",
 )
 
 THRUSTER_REQUIRED = (
@@ -133,6 +136,8 @@ BODY_LIFT_REQUIRED = tuple(f.name for f in fields(BodyLiftSpec))
 AERIAL_REQUIRED = ("contact_height_m",)
 DECK_REQUIRED = ("height_m", "length_m", "beam_m")
 DECK_OPTIONAL = ("centre_x_m", "centre_y_m")
+HULL_BOX_REQUIRED = ("length_m", "beam_m", "height_m")
+HULL_BOX_OPTIONAL = ("centre_frd_m",)
 AERIAL_OPTIONAL = ("air_density_kgm3",)
 # keys of the water that an aerial vehicle does not take
 NOT_AERIAL = ("volume_m3", "cb_frd_m", "surface", "wind")
@@ -228,7 +233,7 @@ def spec_to_mapping(spec: VehicleSpec) -> dict[str, Any]:
             out[f.name] = [_thruster_mapping(t) for t in value]
         elif f.name == "fins":
             out[f.name] = [_plain(_dataclass_dict(fin)) for fin in value]
-        elif f.name in ("surface", "wind", "body_lift", "aerial", "deck"):
+        elif f.name in ("surface", "wind", "body_lift", "aerial", "deck", "hull_box"):
             if value is not None:
                 out[f.name] = {k: v for k, v in _plain(_dataclass_dict(value)).items() if v is not None}
         elif f.name in ("volume_m3", "cb_frd_m") and spec.domain != "underwater" and not np.any(value):
@@ -307,6 +312,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
     hull_height, body_lift = _hull(v, data, domain)
     aerial = _aerial(v, data, domain)
     deck = _deck(v, data, domain)
+    hull_box = _hull_box(v, data)
     if aerial is not None and np.any(added_mass):
         raise v.fail("added_mass", "an aerial vehicle has no added mass (air): expected zeros")
 
@@ -343,6 +349,7 @@ def spec_from_mapping(data: Mapping[str, Any], where: str, default_name: str) ->
         wind=wind,
         aerial=aerial,
         deck=deck,
+        hull_box=hull_box,
         water_density_kgm3=rho,
         sensors=copy.deepcopy(sensors),
         sources=sources,
@@ -427,6 +434,19 @@ def _deck(v: _Validator, data: Mapping[str, Any], domain: str) -> DeckSpec | Non
     return DeckSpec(
         **{k: v.positive(raw[k], f"deck.{k}") for k in DECK_REQUIRED},
         **{k: v.number(raw.get(k, 0.0), f"deck.{k}") for k in DECK_OPTIONAL},
+    )
+
+
+def _hull_box(v: _Validator, data: Mapping[str, Any]) -> HullBoxSpec | None:
+    """The hull as a box for collisions (optional): length, beam, height (> 0) and its centre (FRD from CO, default
+    0); without it lotusim_core.base.hull_box derives one from the other keys."""
+    if "hull_box" not in data:
+        return None
+    raw = data["hull_box"]
+    v.mapping(raw, "hull_box", HULL_BOX_OPTIONAL, required=HULL_BOX_REQUIRED, none_ok=False)
+    return HullBoxSpec(
+        **{k: v.positive(raw[k], f"hull_box.{k}") for k in HULL_BOX_REQUIRED},
+        centre_frd_m=v.array(raw.get("centre_frd_m", [0.0, 0.0, 0.0]), "hull_box.centre_frd_m", 3),
     )
 
 

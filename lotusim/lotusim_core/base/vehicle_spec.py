@@ -151,6 +151,18 @@ class DeckSpec:
 
 
 @dataclass(frozen=True)
+class HullBoxSpec:
+    """The box that stands for a vessel's hull in collisions (lotusim_core.base.hull_box): `length_m` (body x) x
+    `beam_m` (y) x `height_m` (z), centred at `centre_frd_m` (FRD from CO). Optional in a vehicle file: without it
+    the box is derived from the file's other keys (hull_box.hull_box_of)."""
+
+    length_m: float
+    beam_m: float
+    height_m: float
+    centre_frd_m: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
+@dataclass(frozen=True)
 class AerialSpec:
     """What an aerial vehicle (a multirotor) needs beyond its rigid body and rotors: where it touches a surface
     below it, and the air it flies in. Its damping matrices are body drag against the air (not the water)."""
@@ -190,6 +202,7 @@ class VehicleSpec:
     wind: WindSpec | None = None
     aerial: AerialSpec | None = None  # used when domain == "aerial"
     deck: DeckSpec | None = None  # a surface vessel's landing deck (None: drones cannot land on it)
+    hull_box: HullBoxSpec | None = None  # the hull as a box for collisions (None: derived, hull_box.hull_box_of)
     water_density_kgm3: float = 1025.0
     sensors: dict = field(default_factory=dict)  # default sensor suite (schema: docs/sensors.md)
     sources: dict[str, str] = field(default_factory=dict)  # key -> citation, for every number

@@ -212,7 +212,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
         return _command(client, fleet_items(FleetCommandItem.DELETE, [VesselDescription(name=n) for n in args.names]))
 
 
-STATUS_NAMES = {0: "ok", 1: "frozen", 2: "worker_down", 3: "lost"}  # VesselInfo.STATUS_*
+STATUS_NAMES = {0: "ok", 1: "frozen", 2: "worker_down", 3: "lost", 4: "contact"}  # VesselInfo.STATUS_*
 
 
 def cmd_list(args: argparse.Namespace) -> int:

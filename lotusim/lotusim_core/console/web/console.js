@@ -204,7 +204,7 @@ function showSelected() {
     $("selected").innerHTML = state.selected ? `<i>${escapeHtml(state.selected)} is gone</i>` : "<i>click a vessel to select it</i>";
     return;
   }
-  const status = ["ok", "frozen", "worker down", "lost"][f.status[i]] || f.status[i];
+  const status = ["ok", "frozen", "worker down", "lost", "contact"][f.status[i]] || f.status[i];
   const controllers = Object.entries((f.controllers || {})[f.name[i]] || {}).map(([kind, values]) =>
     `<br><span class="controller">${kind}: ` + Object.entries(values).filter(([k]) => k !== "stamp_s")
       .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(2)}`).join(", ") + "</span>").join("");
