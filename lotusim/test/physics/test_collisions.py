@@ -345,3 +345,65 @@ def test_drones_do_not_collide_with_marine_vessels_but_with_each_other():
     fleet.step(0.0)
     others = {(e.vessel, e.other) for e in fleet.take_collision_events()}
     assert others == {("d2", "d3"), ("d3", "d2")}
+
+
+# ------------------------------------------------------------------------------------- from a world (ENU)
+def _world_obstacles(world_cfg: dict, depth_m: float = 30.0) -> Obstacles:
+    from lotusim_env.environment import build_environment
+    from lotusim_physics.collisions import obstacles_of
+
+    env = build_environment({"bathymetry": {"model": "flat", "depth_m": depth_m}, "world": world_cfg})
+    return obstacles_of(env)
+
+
+@pytest.mark.parametrize("clockwise", [False, True])
+def test_the_water_side_of_every_coast_edge_faces_away_from_the_island(clockwise):
+    square = [[30.0, -25.0], [80.0, -25.0], [80.0, 25.0], [30.0, 25.0]]
+    obstacles = _world_obstacles({"coast": {"polygons": [square[::-1] if clockwise else square]}})
+    mids = 0.5 * (obstacles.edges[:, :2] + obstacles.edges[:, 2:])  # NED (north, east)
+    centre = np.array([0.0, 55.0])  # the island's centre, NED
+    outward = np.einsum("ki,ki->k", obstacles.edge_normals, mids - centre)
+    assert len(mids) == 4 and np.all(outward > 0.0)
+    assert obstacles.seabed_min_depth_m == 30.0
+
+
+def test_a_lake_on_an_island_has_its_water_inside():
+    outer = [[0.0, 0.0], [100.0, 0.0], [100.0, 100.0], [0.0, 100.0]]
+    from lotusim_env.environment import build_environment
+    from lotusim_physics.collisions import water_normals_enu
+
+    env = build_environment({"world": {"coast": {"polygons": [outer]}}})
+    world = env.world
+    # a ring around a lake (hole) of the same land: its water side is inside the ring
+    import shapely
+
+    lake = [[40.0, 40.0], [60.0, 40.0], [60.0, 60.0], [40.0, 60.0]]
+    land = shapely.Polygon(outer, [lake])
+    from dataclasses import replace
+
+    world = replace(world, land=land)
+    edges = np.array([[40.0, 40.0, 60.0, 40.0]])  # the lake's south shore, ENU
+    assert water_normals_enu(world, edges)[0] == pytest.approx([0.0, 1.0])  # north, into the lake
+
+
+def test_a_vessel_driven_at_an_island_of_the_world_stops_at_its_shore_and_at_a_buoy():
+    square = [[30.0, -25.0], [80.0, -25.0], [80.0, 25.0], [30.0, 25.0]]
+    buoy = {"name": "b1", "kind": "buoy", "position": [0.0, 20.0, 0.0]}  # ENU; 0.5 m radius (the buoy default)
+    obstacles = _world_obstacles({"coast": {"polygons": [square]}, "objects": [buoy]})
+    kayak = load_vehicle("kayak_usv")
+    fleet = _fleet(obstacles)
+    # NED: to_shore at 20 m east heading east (90 deg) at the island's west shore (x_east 30); to_buoy 10 m north
+    # of the origin heading north at the buoy (20 m north)
+    fleet.add("to_shore", kayak, [0.0, 20.0, 0.0], _q_heading(math.pi / 2), [1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    fleet.add("to_buoy", kayak, [10.0, 0.0, 0.0], IDENTITY, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    fleet.set_body_wrench("to_shore", [60.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    fleet.set_body_wrench("to_buoy", [60.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    events = _run(fleet, 40.0, steps_per_call=5)
+    half, centre_frd = hull_box_of(kayak)
+    centres = fleet.position_ned + np.einsum("nij,j->ni", _rotations(fleet.q_ned_frd), centre_frd)
+    assert centres[0, 1] + half[0] == pytest.approx(30.0, abs=1e-9)  # its bow on the shore (x_east 30)
+    assert centres[1, 0] + half[0] == pytest.approx(19.5, abs=1e-9)  # its bow on the buoy's side (r 0.5)
+    assert sorted((e.vessel, e.other, e.kind) for e in events) == [
+        ("to_buoy", "b1", "object"),
+        ("to_shore", "coast", "coast"),
+    ]
