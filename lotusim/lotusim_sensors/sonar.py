@@ -112,22 +112,21 @@ def bin_hits(g: SonarGeometry, n_sonars: int, sonar: np.ndarray, beam: np.ndarra
 
 def speckle(g: SonarGeometry, image: np.ndarray, rng: np.random.Generator, sigma_mult: float, sigma_add: float,
             sigma_phi_rad2: float) -> np.ndarray:  # fmt: skip
-    """Eqs. 3–6 of [Song2025] on (..., n_bins, n_beams) binned intensities: Ĩ = I (0.5 + w_sm) + (r²/r_max²)(1 +
-    0.5 e^{−φ²/σ_φ} w_sa), w_sm ~ N(0, σ_sm), w_sa ~ Rayleigh(σ_sa) = σ_sa √(2 E), E ~ Exp(1); one draw of each
-    per bin from `rng` (float32)."""
+    """Eqs. 3–6 of [Song2025] on one (n_bins, n_beams) binned image: Ĩ = I (0.5 + w_sm) + (r²/r_max²)(1 +
+    0.5 e^{−φ²/σ_φ} w_sa), w_sm ~ N(0, σ_sm), w_sa ~ Rayleigh(σ_sa) = σ_sa √(2 E), E ~ Exp(1); float32 draws from
+    `rng`: w_sa for every bin, w_sm only for the bins with I ≠ 0 (elsewhere I w_sm = 0), in row-major order."""
     range_gain, beam_gain = _noise_gains(g, sigma_phi_rad2)
-    out = rng.standard_normal(image.shape, dtype=np.float32)
-    out *= np.float32(sigma_mult)
-    out += np.float32(0.5)
-    out *= image
     w_sa = rng.standard_exponential(image.shape, dtype=np.float32)
     w_sa *= np.float32(2.0)
     np.sqrt(w_sa, out=w_sa)
     w_sa *= beam_gain * np.float32(sigma_add)
     w_sa += np.float32(1.0)
     w_sa *= range_gain
-    out += w_sa
-    return out
+    lit = np.flatnonzero(image)
+    flat = w_sa.reshape(-1)
+    w_sm = rng.standard_normal(lit.size, dtype=np.float32) * np.float32(sigma_mult) + np.float32(0.5)
+    flat[lit] += image.reshape(-1)[lit] * w_sm
+    return w_sa
 
 
 @lru_cache(maxsize=16)
