@@ -121,6 +121,9 @@ def node_specs(
 
 
 CONTROLLERS_PER_HOST = 60  # one Python process steps ~60 controllers at 10 Hz odometry well above real time
+# controller types a host steps all at once (one NumPy pass per fleet state: lotusim_autonomy.multirotor_controller
+# FlightFleetIntake): they get hosts of their own, this many per host, so that one pass covers as many as it can
+BATCHED_PER_HOST = {"flight_controller": 200}
 
 
 def controller_host_specs(
@@ -128,19 +131,25 @@ def controller_host_specs(
     per_host: int = CONTROLLERS_PER_HOST,
     remappings: dict[str, list[tuple[str, str]]] | None = None,
 ) -> list[NodeSpec]:
-    """The controllers grouped into ceil(n / per_host) `controller_host` processes (controller_host_0, ...),
-    dealt round-robin so the hosts carry similar loads; each keeps its per-vessel topics and services.
+    """The controllers grouped into `controller_host` processes (controller_host_0, ...): the types of
+    BATCHED_PER_HOST in hosts of their own (that many per host), the others in ceil(n / per_host) hosts, dealt
+    round-robin so the hosts carry similar loads; each keeps its per-vessel topics and services.
     remappings: rules by node name; a controller's (`<type>_<vessel>`, e.g. from a HIL remapping file) go to its
     host, with the host's own (`controller_host_<k>`)."""
     if not controllers:
         return []
     remappings = remappings or {}
-    hosts = -(-len(controllers) // per_host)
-    groups: list[list[dict[str, Any]]] = [[] for _ in range(hosts)]
-    rules: list[list[tuple[str, str]]] = [list(remappings.get(f"controller_host_{k}", ())) for k in range(hosts)]
-    for i, c in enumerate(controllers):
-        groups[i % hosts].append(host_entry(c))
-        rules[i % hosts] += remappings.get(c.node_name, ())
+    pools = [([c for c in controllers if c.type not in BATCHED_PER_HOST], per_host)]
+    pools += [([c for c in controllers if c.type == kind], n) for kind, n in BATCHED_PER_HOST.items()]
+    groups: list[list[dict[str, Any]]] = []
+    rules: list[list[tuple[str, str]]] = []
+    for pool, size in pools:
+        first, hosts = len(groups), -(-len(pool) // size)
+        groups += [[] for _ in range(hosts)]
+        rules += [list(remappings.get(f"controller_host_{k}", ())) for k in range(first, first + hosts)]
+        for i, c in enumerate(pool):
+            groups[first + i % hosts].append(host_entry(c))
+            rules[first + i % hosts] += remappings.get(c.node_name, ())
     return [
         NodeSpec(
             PACKAGE,

@@ -324,3 +324,14 @@ def test_a_number_in_exponent_notation_without_a_dot_is_a_number(tmp_path):
     path.write_text(re.sub(r"step_s: *[0-9.]+", "step_s: 2e-2", text, count=1))
     assert load_scenario(str(path)).physics.step_s == 0.02
     assert safe_yaml.load("a: '1e-3'\nb: 1e\nc: 10\nd: -4.5E-1") == {"a": "1e-3", "b": "1e", "c": 10, "d": -0.45}
+
+
+def test_flight_controllers_get_hosts_of_their_own():
+    """table_v_brest: the 90 flight controllers in one host (stepped in one pass), the 97 others in two."""
+    plan = load_scenario("table_v_brest").plan()
+    hosts = launch_plan.controller_host_specs(plan.controllers)
+    kinds = [{e["type"] for e in yaml.safe_load(h.parameters["controllers_yaml"])} for h in hosts]
+    sizes = [len(yaml.safe_load(h.parameters["controllers_yaml"])) for h in hosts]
+    assert [h.name for h in hosts] == ["controller_host_0", "controller_host_1", "controller_host_2"]
+    assert kinds[2] == {"flight_controller"} and sizes == [49, 48, 90]
+    assert all("flight_controller" not in k for k in kinds[:2])
