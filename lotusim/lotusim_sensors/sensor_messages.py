@@ -346,8 +346,9 @@ def _create_sonar(pub: MakePublisher, vessel: str, frame: str, p: dict[str, floa
 
 
 def _create_camera(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
-    """`camera/image_raw` (rgb8) and `camera/camera_info` (pinhole, no distortion; lotusim_sensors.camera)."""
-    g = camera.geometry_of(p)
+    """`camera/image_raw` (rgb8) and `camera/camera_info` (pinhole, no distortion; lotusim_sensors.camera), in the
+    camera's optical frame `<vessel>/camera_optical_link` (lotusim_core.ros.static_frames)."""
+    g, frame = camera.geometry_of(p), ros_names.optical_frame(vessel, "camera")
     info = CameraInfo(height=g.height_px, width=g.width_px, distortion_model="plumb_bob", d=[0.0] * 5)
     info.header.frame_id = frame
     info.k = g.k_matrix()

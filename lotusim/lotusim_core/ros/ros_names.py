@@ -34,3 +34,8 @@ def base_link(vessel: str) -> str:
 def sensor_frame(vessel: str, kind: str) -> str:
     """The mount frame of a vessel's sensor of kind `kind` (imu, dvl, gps, ...): `<vessel>/<kind>_link`."""
     return f"{vessel}/{kind}_link"
+
+
+def optical_frame(vessel: str, kind: str) -> str:
+    """The optical frame (REP 103: z forward, x right, y down) of a vessel's camera: `<vessel>/<kind>_optical_link`."""
+    return f"{vessel}/{kind}_optical_link"

@@ -117,3 +117,30 @@ def test_same_seed_same_images(kind):
         images.append(sampler(bank, due, 0, fleet, site).columns[0][0])
     assert np.array_equal(images[0], images[1])
     assert not np.array_equal(images[0], images[2])
+
+
+def test_tf_frames_carry_the_tilt_and_the_cameras_optical_axes():
+    """The static transforms the sensor node latches: a pixel's ray in `camera_optical_link` (x right, y down, z
+    forward: ((u − cx)/f, (v − cy)/f, 1)), taken through optical -> camera_link -> base_link, is the model's ray for
+    that pixel; the sonar link's x axis is the fan's boresight, pitched down by the tilt."""
+    from lotusim_core.ros.static_frames import sensor_transforms
+    from lotusim_sensors import camera, rotations
+
+    suite = parse_suite({"camera": {"tilt_deg": 10.0, "width_px": 8, "height_px": 6}, "sonar": {"tilt_deg": 20.0}}, "t")
+    tfs = {t.child_frame_id: t for t in sensor_transforms("v", suite)}
+    assert tfs["v/camera_optical_link"].header.frame_id == "v/camera_link"
+
+    def q(name):
+        r = tfs[name].transform.rotation
+        return np.array([r.x, r.y, r.z, r.w])
+
+    g = camera.geometry_of(suite["camera"])
+    f, (cx, cy) = g.focal_px, g.principal_point_px
+    vv, uu = np.divmod(np.arange(48), 8)
+    optical = np.column_stack([(uu - cx) / f, (vv - cy) / f, np.ones(48)])
+    optical /= np.linalg.norm(optical, axis=1, keepdims=True)
+    base = rotations.rotate(np.tile(q("v/camera_link"), (48, 1)),
+                            rotations.rotate(np.tile(q("v/camera_optical_link"), (48, 1)), optical))  # fmt: skip
+    assert np.allclose(base, camera.pixel_rays(g), atol=1e-12)
+    boresight = rotations.rotate(q("v/sonar_link")[None], np.array([[1.0, 0.0, 0.0]]))[0]
+    assert np.allclose(boresight, [math.cos(math.radians(20.0)), 0.0, -math.sin(math.radians(20.0))], atol=1e-12)
