@@ -13,7 +13,8 @@ at the mount point.
   surface returns nothing (near-infrared light is absorbed or reflected away from the sensor by water,
   [assumption]: no return model for spray or waves) and hides what lies under it.
 - Noise: range + σ·n, n standard normal, one per beam, from the sensor's counter-based stream (lotusim_sensors.noise:
-  a pure function of (seed, vessel, sensor, sample, beam)); dropout: a beam whose uniform draw is below p returns
+  a pure function of (seed, vessel, sensor, sample, beam); both Box–Muller outputs of each pair of uniforms are
+  used, beam_normals); dropout: a beam whose uniform draw is below p returns
   nothing. A noisy range outside the limits returns nothing too.
 - Intensity: the surface's reflectivity × |cos incidence| (Lambertian, [assumption]), in [0, 1].
 No return is range +inf (REP 117: no detection within the range).
@@ -60,6 +61,16 @@ def directions_3d(h_beams: int, h_fov_deg: float, channels: int, v_min_deg: floa
     return d.reshape(-1, 3)
 
 
+def beam_normals(keys: np.ndarray, counters: np.ndarray, beams: int) -> np.ndarray:
+    """(N, beams) standard normals, a pure function of (key, counter, beam): both Box–Muller outputs of each pair
+    of the stream's uniforms (lotusim_sensors.noise.uniform; [BoxMuller1958]), half the draws of noise.normal."""
+    pairs = (beams + 1) // 2
+    u = noise.uniform(keys, counters, 2 * pairs)
+    radius = np.sqrt(-2.0 * np.log(u[:, :pairs]))
+    angle = 2.0 * np.pi * u[:, pairs:]
+    return np.concatenate([radius * np.cos(angle), radius * np.sin(angle)], axis=1)[:, :beams]
+
+
 @dataclass
 class Scan:
     """N scans of B beams: range (m, +inf: no return) and intensity [0, 1], and the hit points in the sensor frame."""
@@ -102,7 +113,7 @@ def scan(
     returned = np.isfinite(rng) & (hits.what.reshape(n, b) != SEA_SURFACE)
     cos_inc = np.abs(np.einsum("ij,ij->i", hits.normal, d_map)).reshape(n, b)
     intensity = np.where(returned, hits.reflectivity.reshape(n, b) * cos_inc, 0.0)
-    noisy = rng + noise_std_m[:, None] * noise.normal(keys, counters, b)
+    noisy = rng + noise_std_m[:, None] * beam_normals(keys, counters, b) if np.any(noise_std_m > 0.0) else rng
     lost = np.zeros((n, b), dtype=bool)
     if np.any(dropout > 0.0):
         lost = noise.uniform(np.asarray(keys, dtype=np.uint64) ^ DROPOUT_SALT, counters, b) < dropout[:, None]

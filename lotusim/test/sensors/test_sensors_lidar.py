@@ -153,3 +153,15 @@ def test_hull_of_a_catalogue_model():
     half, centre = lidar.hull_of_model("wamv")
     assert np.all(half > 0.3) and half[0] > half[1]  # a WAM-V is longer than wide
     assert np.all(lidar.hull_of_model("no_such_model")[0] == 0.0)
+
+
+def test_beam_normals_are_standard_independent_and_repeatable():
+    """Both Box–Muller outputs of a pair (beams i and i + B/2) are used: each standard normal, uncorrelated."""
+    keys = np.arange(1, 2001, dtype=np.uint64) * np.uint64(0x9E3779B9)
+    z = lidar.beam_normals(keys, np.zeros(2000, dtype=np.uint64), 10)  # 2,000 scans of 10 beams
+    assert z.shape == (2000, 10)
+    assert abs(z.mean()) < 0.05 and z.std() == pytest.approx(1.0, abs=0.03)  # 20,000 draws: 3 sigma = 0.021
+    corr = np.corrcoef(z.T)
+    assert np.max(np.abs(corr - np.eye(10))) < 0.08  # 2,000 pairs: 3 sigma of a correlation = 0.067
+    assert np.array_equal(z, lidar.beam_normals(keys, np.zeros(2000, dtype=np.uint64), 10))
+    assert lidar.beam_normals(keys[:1], np.zeros(1, dtype=np.uint64), 7).shape == (1, 7)  # odd beam count
