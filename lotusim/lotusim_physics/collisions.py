@@ -24,8 +24,9 @@ than -`margin_m` (a gap below the margin keeps a contact alive; the response act
   rectangle closest point horizontally and the heights vertically; a sphere against the box's closest point in 3-D.
   The minimum-overlap axis is the contact normal.
 - broad phase: scipy's cKDTree on the boxes' centres with their bounding radii (vessel pairs: query_pairs within
-  twice the largest radius, then r_i + r_j; coast edges and objects: a tree of each, queried with the largest
-  reach), so a check costs O(N log N), not O(N S).
+  twice the largest radius, then r_i + r_j; objects: a tree of their centres queried with the largest reach) and
+  shapely's STRtree over the coast's edges (queried with each box's bounding circle: edges are metres to
+  kilometres long), so a check costs O(N log N), not O(N S).
 Aerial vehicles (after the marine rows) collide with the coast, the objects, the seabed and each other, not with
 marine vessels: their contact with a surface vessel is its deck's (lotusim_physics.decks). Frozen vessels are left
 out.
@@ -49,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import shapely
 from scipy.spatial import cKDTree
 
 from lotusim_core.base.frames import rotation_matrix
@@ -91,10 +93,8 @@ class Obstacles:
 
     def __post_init__(self) -> None:
         edges = self.edges
-        mids = 0.5 * (edges[:, :2] + edges[:, 2:]) if len(edges) else np.zeros((0, 2))
-        halves = 0.5 * np.linalg.norm(edges[:, 2:] - edges[:, :2], axis=1) if len(edges) else np.zeros(0)
-        object.__setattr__(self, "_edge_tree", cKDTree(mids) if len(edges) else None)
-        object.__setattr__(self, "_edge_reach", float(halves.max()) if len(edges) else 0.0)
+        tree = shapely.STRtree(shapely.linestrings(edges.reshape(-1, 2, 2))) if len(edges) else None
+        object.__setattr__(self, "_edge_tree", tree)
         n_obj = len(self.object_names)
         tree = cKDTree(self.object_centres_ned) if n_obj else None
         object.__setattr__(self, "_object_tree", tree)
@@ -301,10 +301,9 @@ def coast_contacts(boxes: FleetBoxes, obstacles: Obstacles, margin_m: float) -> 
     tree = obstacles._edge_tree  # noqa: SLF001 (built with the obstacles)
     if tree is None or not len(boxes.rows):
         return Contacts.empty()
-    hr = np.linalg.norm(boxes.half[:, :2], axis=1)
-    reach = float(hr.max()) + obstacles._edge_reach + margin_m  # noqa: SLF001
-    pairs = cKDTree(boxes.centre[:, :2]).sparse_distance_matrix(tree, reach, output_type="ndarray")
-    b, s = pairs["i"].astype(np.int64), pairs["j"].astype(np.int64)
+    reach = np.linalg.norm(boxes.half[:, :2], axis=1) + margin_m  # each box's horizontal bounding circle
+    points = shapely.points(np.ascontiguousarray(boxes.centre[:, 0]), np.ascontiguousarray(boxes.centre[:, 1]))
+    b, s = tree.query(points, predicate="dwithin", distance=reach).astype(np.int64)
     if not len(b):
         return Contacts.empty()
     c2, half = boxes.centre[b, :2], boxes.half[b]
@@ -593,6 +592,13 @@ class Collider:
             now.add(key)
             rows_now.add(row)
         return going_on or depth <= 0.0
+
+    def end_all(self) -> bool:
+        """Every contact ended (nothing within reach: Collider.near); returns whether some were going on."""
+        going_on = bool(self.ongoing) or len(self.contact_rows) > 0
+        self.ongoing = set()
+        self.contact_rows = np.zeros(0, dtype=np.int64)
+        return going_on
 
     def forget(self, name: str) -> None:
         """Vessel `name` left the fleet: its contacts end (no event)."""

@@ -567,12 +567,15 @@ class Fleet:
             self._waves_set = False
         self.contacts_changed = False
         collide = self.collider is not None and self._n > 0
-        if sea or (self._aerial and self._decks) or (collide and steps > 1 and self._near(steps)):
-            nfault = self._step_singly(t_s, steps, waves if sea else None)
+        near = collide and (steps == 1 or self._near(steps))  # else nothing to check after the batch
+        if sea or (self._aerial and self._decks) or (near and steps > 1):
+            nfault = self._step_singly(t_s, steps, waves if sea else None, near)
         else:
             nfault = self._kernel(steps)
-            if collide:
+            if near:
                 self._collide(t_s + steps * self.dt_s)
+        if collide and not near and self.collider.end_all():
+            self.contacts_changed = True
         if not nfault:
             return []
         return self._collect_faults(t_s)
@@ -592,7 +595,7 @@ class Fleet:
             )  # fmt: skip
         return found
 
-    def _step_singly(self, t_s: float, steps: int, waves: WaveComponents | None) -> int:
+    def _step_singly(self, t_s: float, steps: int, waves: WaveComponents | None, near: bool) -> int:
         """`steps` single steps: the sea (if any) sampled before each, the drones on decks (if any) after each;
         fault steps counted from t_s."""
         nfault = 0
@@ -608,7 +611,7 @@ class Fleet:
                 nfault += found
             if decks:
                 self._land_on_decks(t_s + (k + 1) * self.dt_s, nu0)
-            if self.collider is not None:
+            if near:
                 self._collide(t_s + (k + 1) * self.dt_s)
         return nfault
 

@@ -20,6 +20,7 @@ SMOKE = {
         ["--scenario", "single_auv", "--clients", "1", "--seconds", "1", "--no-baseline"],
         "console cost per update",
     ),
+    "bench_collisions.py": (["--vessels", "10", "--objects", "3", "--repeat", "2"], "collision check per step"),
     "bench_dynamics.py": (["--vessels", "1,10"], "vessels"),
     "bench_environment.py": (["--repeat", "3"], "us"),
     "bench_fleet.py": (["--vessels", "1", "--mode", "fast"], "RTF"),
