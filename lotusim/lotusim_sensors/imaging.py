@@ -79,20 +79,20 @@ def radar_origins(antenna_enu: np.ndarray, levels: int, low_height_m: float) -> 
 def form_radar(p: dict[str, float], g: radar.RadarGeometry, hits: Hits, d_map: np.ndarray, n: int, levels: int,
                hs_m: float, antenna_z: np.ndarray, rngs: list[np.random.Generator]
                ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(B-scans (n, n_az, n_range) in [0, 1], PPIs (n, size, size) in [0, 1]) of n radars from their hits (rays
+    """(B-scans (n, n_az, n_range) float32 in [0, 1], PPIs (n, size, size) uint8) of n radars from their hits (rays
     ordered radar, level, azimuth bin); sea-surface hits are no returns (the clutter model stands for them)."""
     cos_i = -np.einsum("ij,ij->i", hits.normal, d_map)
     rng_m = np.where(hits.what == SEA_SURFACE, np.inf, hits.range_m)
     power = radar.return_power(rng_m, hits.reflectivity, cos_i)
     per_radar = levels * g.n_azimuth
     ray = np.arange(n * per_radar)
-    polar = radar.apply_psf(g, radar.bin_returns(g, n, ray // per_radar, ray % g.n_azimuth, rng_m, power))
+    polar = radar.spread_returns(g, n, ray // per_radar, ray % g.n_azimuth, rng_m, power)
     if p["sea_clutter"] > 0.0:
         for i in range(n):
             mean = radar.clutter_mean_power(g, hs_m, float(antenna_z[i]), p["clutter_gamma_per_m"])
             polar[i] += radar.sea_clutter(g, mean, rngs[i])
     b_scan = radar.log_gain(polar, p["gain_db"], p["dynamic_range_db"])
-    return b_scan, radar.ppi(g, b_scan)
+    return b_scan, radar.ppi(g, np.rint(b_scan * np.float32(255.0)).astype(np.uint8))
 
 
 def radar_images(bank: Bank, due: np.ndarray, fleet: Roster, site: Site) -> Columns:
@@ -111,7 +111,7 @@ def radar_images(bank: Bank, due: np.ndarray, fleet: Roster, site: Site) -> Colu
         rngs = [generator(bank.key[s], bank.counter[s]) for s in slots.tolist()]
         b, ppi = form_radar(q, g, hits, d, len(idx), levels, hs, antenna[:, 2], rngs)
         for j, i in enumerate(idx.tolist()):
-            b_scans[i], ppis[i] = b[j].astype(np.float32), np.rint(ppi[j] * 255.0).astype(np.uint8)
+            b_scans[i], ppis[i] = b[j], ppi[j]
     return (b_scans, ppis), 1.0 / p["rate_hz"]
 
 

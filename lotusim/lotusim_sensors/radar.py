@@ -121,6 +121,39 @@ def apply_psf(g: RadarGeometry, polar: np.ndarray) -> np.ndarray:
     return gaussian_filter1d(out, s_r, axis=-1, mode="constant", truncate=PSF_TRUNCATE) if s_r > 0 else out
 
 
+def gaussian_kernel(sigma_bins: float) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets (K,), weights (K,) summing to 1) of the discrete Gaussian of σ bins out to ⌊4 σ + 0.5⌋ bins (the
+    kernel of scipy.ndimage.gaussian_filter1d with truncate 4); σ <= 0: the identity."""
+    if sigma_bins <= 0.0:
+        return np.zeros(1, dtype=np.int64), np.ones(1)
+    radius = int(PSF_TRUNCATE * sigma_bins + 0.5)
+    offsets = np.arange(-radius, radius + 1)
+    weights = np.exp(-0.5 * (offsets / sigma_bins) ** 2)
+    return offsets, weights / weights.sum()
+
+
+def spread_returns(g: RadarGeometry, n_radars: int, radar: np.ndarray, azimuth_bin: np.ndarray,
+                   range_m: np.ndarray, power: np.ndarray) -> np.ndarray:  # fmt: skip
+    """apply_psf(bin_returns(...)) computed hit by hit: each hit's power spread over its cell's neighbours by the
+    separable PSF kernels (azimuth wrapping, range cut at the image's ends), summed with one bincount; cheaper
+    than filtering the whole grid when the hits are few against the cells (720 rays against 184,320 cells)."""
+    r = np.asarray(range_m, dtype=float)
+    keep = np.isfinite(r) & (r < g.max_range_m) & (power > 0.0)
+    col = (r[keep] / g.range_bin_m).astype(np.int64)
+    row = np.asarray(radar)[keep] * g.n_azimuth
+    s_az, s_r = psf_sigmas_bins(g)
+    (o_az, w_az), (o_r, w_r) = gaussian_kernel(s_az), gaussian_kernel(s_r)
+    az = (np.asarray(azimuth_bin)[keep][:, None] + o_az[None, :]) % g.n_azimuth  # (H, Ka)
+    rc = col[:, None] + o_r[None, :]  # (H, Kr)
+    flat = ((row[:, None] + az)[:, :, None] * g.n_range + rc[:, None, :]).reshape(len(col), -1)
+    weight = (power[keep][:, None, None] * w_az[None, :, None] * w_r[None, None, :]).reshape(len(col), -1)
+    inside = np.broadcast_to(((rc >= 0) & (rc < g.n_range))[:, None, :], (len(col), len(o_az), len(o_r)))
+    inside = inside.reshape(len(col), -1)
+    cells = n_radars * g.n_azimuth * g.n_range
+    total = np.bincount(flat[inside], weights=weight[inside], minlength=cells)
+    return total.reshape(n_radars, g.n_azimuth, g.n_range)
+
+
 def clutter_mean_power(g: RadarGeometry, hs_m: float, antenna_height_m: float, gamma_per_m: float) -> np.ndarray:
     """(n_range,) mean sea-clutter power per cell: γ = gamma_per_m Hs, σ0 = γ sin ψ, ψ = atan(h / r), area r θ_B
     c τ / 2, P = σ0 A (1 m / r)⁴ [Skolnik2001]; 0 in a calm sea or with the antenna at or below the surface."""
@@ -137,14 +170,18 @@ def sea_clutter(g: RadarGeometry, mean_power: np.ndarray, rng: np.random.Generat
     """(n_azimuth, n_range) clutter power: mean per range bin times an exponential draw per cell (speckle)."""
     if not np.any(mean_power > 0.0):
         return np.zeros((g.n_azimuth, g.n_range))
-    return mean_power[None, :] * rng.standard_exponential((g.n_azimuth, g.n_range))
+    draws = rng.standard_exponential((g.n_azimuth, g.n_range), dtype=np.float32)
+    draws *= mean_power[None, :].astype(np.float32)
+    return draws
 
 
 def log_gain(power: np.ndarray, gain_db: float, dynamic_range_db: float) -> np.ndarray:
-    """I = clip((10 log10 P + gain) / dynamic range, 0, 1); P <= 0 gives 0."""
+    """I = clip((10 log10 P + gain) / dynamic range, 0, 1) in float32; P <= 0 gives 0."""
     with np.errstate(divide="ignore"):
-        db = 10.0 * np.log10(np.maximum(power, 0.0))
-    return np.clip((db + gain_db) / dynamic_range_db, 0.0, 1.0)
+        db = np.log10(np.maximum(power, 0.0).astype(np.float32))
+    db *= np.float32(10.0 / dynamic_range_db)
+    db += np.float32(gain_db / dynamic_range_db)
+    return np.clip(db, 0.0, 1.0, out=db)
 
 
 @lru_cache(maxsize=16)
@@ -164,8 +201,8 @@ def ppi_lookup(g: RadarGeometry) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ppi(g: RadarGeometry, polar: np.ndarray) -> np.ndarray:
-    """(..., size, size) PPI of (..., n_azimuth, n_range) polar images (0 outside max range)."""
+    """(..., size, size) PPI of (..., n_azimuth, n_range) polar images (0 outside max range; the polar dtype)."""
     cells, inside = ppi_lookup(g)
     flat = polar.reshape(*polar.shape[:-2], -1)
-    image = np.where(inside, flat[..., cells], 0.0)
+    image = np.where(inside, flat[..., cells], np.zeros((), polar.dtype))
     return image.reshape(*polar.shape[:-2], g.ppi_size_px, g.ppi_size_px)

@@ -72,6 +72,20 @@ def test_radar_background_is_zero_without_clutter_and_clutter_follows_constant_g
     assert np.array_equal(clutter, again)
 
 
+def test_radar_psf_per_hit_equals_the_filtered_grid():
+    """spread_returns (each hit's kernels added around it) = the whole grid binned then filtered by
+    scipy.ndimage.gaussian_filter1d (wrap in azimuth, zeros past the range ends), 3 radars, hits at the seams."""
+    g = radar.RadarGeometry(360, 200, 1000.0, math.radians(1.8), 80e-9, 64)
+    rng = np.random.default_rng(4)
+    n = 500
+    which, az = rng.integers(0, 3, n), rng.integers(0, 360, n)
+    r = np.concatenate([rng.uniform(0.0, 1100.0, n - 4), [0.1, 999.0, np.inf, 3.0]])
+    az[-4:] = [0, 359, 5, 358]
+    power = rng.uniform(0.0, 1.0, n)
+    expected = radar.apply_psf(g, radar.bin_returns(g, 3, which, az, r, power))
+    assert np.allclose(radar.spread_returns(g, 3, which, az, r, power), expected, rtol=1e-12, atol=1e-15)
+
+
 def test_radar_ppi_is_head_up_with_starboard_right():
     g = radar.RadarGeometry(360, 100, 100.0, math.radians(2.0), 10e-9, 200)
     polar = np.zeros((1, 360, 100))
