@@ -51,6 +51,12 @@ SENSOR_TOPICS: dict[str, tuple[str, str | None]] = {
     "acoustic/range": ("usbl", "rate_hz"),
     "modem/rx": ("modem", None),
     "modem/tx": ("modem", None),
+    "radar/b_scan": ("radar", "rate_hz"),
+    "radar/ppi": ("radar", "rate_hz"),
+    "sonar/image": ("sonar", "rate_hz"),
+    "sonar/fan": ("sonar", "rate_hz"),
+    "camera/image_raw": ("camera", "rate_hz"),
+    "camera/camera_info": ("camera", "rate_hz"),
 }
 INPUT_RE = re.compile(r"^(cmd_wrench|thrusters/([A-Za-z][A-Za-z0-9_]*)/cmd|fins/([A-Za-z][A-Za-z0-9_]*)/cmd)$")
 TARGET_RE = re.compile(r"^(/|~/)?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
