@@ -2,8 +2,8 @@
 
 A scan of N vessels at once: each vessel's beams (B directions fixed in its sensor frame) leave the sensor's mount
 point; the ray caster returns the nearest surface of the coast, objects, other vessels' hull boxes and the seabed
-within max range. The sensor frame `<vessel>/<kind>_link` is parallel to base_link (FLU: x forward, y left, z up),
-at the mount point.
+within max range. The sensor frame `<vessel>/<kind>_link` is base_link's axes (FLU: x forward, y left, z up)
+pitched down by `tilt_deg` (0 by default), at the mount point.
 
 - 2-D (`lidar_2d`, sensor_msgs/LaserScan): B beams in the sensor's x-y plane, angles counter-clockwise from x over
   the field of view (centred on x; a 360° field has no repeated beam).
@@ -78,6 +78,15 @@ class Scan:
     range_m: np.ndarray  # (N, B)
     intensity: np.ndarray  # (N, B)
     points_sensor: np.ndarray  # (N, B, 3) range × direction (NaN: no return)
+
+
+def pitch_down(tilt_rad: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) rotations base_link <- sensor of mounts pitched down by tilt_rad (about base_link y, as the
+    sensor's static transform, lotusim_core.ros.static_frames)."""
+    c, s = np.cos(tilt_rad), np.sin(tilt_rad)
+    r = np.zeros((len(c), 3, 3))
+    r[:, 0, 0], r[:, 0, 2], r[:, 1, 1], r[:, 2, 0], r[:, 2, 2] = c, s, 1.0, -s, c
+    return r
 
 
 def sensor_poses(pos: np.ndarray, quat: np.ndarray, mount_flu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -196,6 +196,7 @@ def _lidar_samples(
     """Scans of the due vessels' LiDARs (lotusim_sensors.lidar) against the world and the other vessels."""
     mount = np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
     pos, rot = lidar.sensor_poses(fleet.pos[due], fleet.quat[due], mount)
+    rot = rot @ lidar.pitch_down(np.radians(p["tilt_deg"]))  # map <- sensor: the mount's tilt (the tf's)
     boxes, box_slots = lidar.fleet_boxes(fleet)
     return lidar.scan(
         site.env, pos, rot, directions, p["min_range_m"], p["max_range_m"], p["range_noise_std_m"],

@@ -79,6 +79,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "max_range_m": 80.0,
         "range_noise_std_m": 0.012,
         "dropout_probability": 0.0,
+        "tilt_deg": 0.0,  # the mount pitched down by this (about base_link y; negative: up)
     },
     # 3-D LiDAR, a Velodyne VLP-16 [Velodyne2018]: 16 channels every 2° from -15° to +15°, 360° at 0.2° (1800
     # azimuths) at 10 Hz, 100 m, accuracy ±3 cm taken as σ; 0.9 m minimum range [assumption].
@@ -93,6 +94,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
         "max_range_m": 100.0,
         "range_noise_std_m": 0.03,
         "dropout_probability": 0.0,
+        "tilt_deg": 0.0,
     },
     # Marine radar (lotusim_sensors.radar): 1 Hz (issue 19's goal; antennas turn at 24-48 rpm), the 1 nm range
     # scale in 512 bins (3.6 m), 1° azimuth bins; a 4-ft X-band open array's 1.8° horizontal beam and an 80 ns short

@@ -165,3 +165,21 @@ def test_beam_normals_are_standard_independent_and_repeatable():
     assert np.max(np.abs(corr - np.eye(10))) < 0.08  # 2,000 pairs: 3 sigma of a correlation = 0.067
     assert np.array_equal(z, lidar.beam_normals(keys, np.zeros(2000, dtype=np.uint64), 10))
     assert lidar.beam_normals(keys[:1], np.zeros(1, dtype=np.uint64), 7).shape == (1, 7)  # odd beam count
+
+
+def test_a_tilted_mount_turns_the_beams_about_body_y():
+    """tilt_deg pitches the scan plane down (positive) or up about base_link y: 2 m above the sea, 30 m from a 20 m
+    cliff, the forward beam tilted 5° up meets it at 30/cos 5°; tilted 5° down it meets the sea at 2/tan 5° =
+    22.9 m first (no return)."""
+    world = {"coast": {"polygons": [WALL], "elevation_m": 20.0}}
+    ranges = {}
+    for tilt in (-5.0, 5.0):
+        params = {"lidar_2d": {**QUIET, "beams": 181, "fov_deg": 180, "tilt_deg": tilt, "position_frd_m": [0, 0, -2]}}
+        roster, banks, slots, site = rig({"usv": ([0.0, 0.0, 0.0], EAST)}, params, world)
+        _, out = run("lidar_2d", roster, banks, slots, site)
+        ranges[tilt] = out.columns[0][0]
+    assert ranges[-5.0][90] == pytest.approx(30.0 / np.cos(np.radians(5.0)), abs=1e-9)
+    assert np.isinf(ranges[5.0][90])
+    # the beam 60° to the left in the plane tilted 5° up: direction (cos 60° cos 5°, sin 60°, cos 60° sin 5°) in
+    # base_link, which meets the wall x = 30 m at t = 30 / (cos 60° cos 5°)
+    assert ranges[-5.0][150] == pytest.approx(30.0 / (np.cos(np.radians(60.0)) * np.cos(np.radians(5.0))), abs=1e-9)
