@@ -126,5 +126,10 @@ def test_radar_sonar_camera_see_the_buoy_and_the_mine_where_geometry_puts_them(t
     camera, infos = read(rec, "/rov/camera/image_raw"), read(rec, "/rov/camera/camera_info")
     # 1 Hz radar, 2 Hz sonar and camera over 2.5 s of sim time, the first at the first fleet state
     assert len(b_scans) >= 2 and len(sonar) >= 4 and len(camera) >= 4 and len(fans) == len(sonar)
+    encodings = {m.encoding for m in (b_scans[0], ppis[0], sonar[0], fans[0], camera[0])}
+    assert encodings == {"32FC1", "mono8", "rgb8"} and camera[0].header.frame_id.endswith("rov/camera_optical_link")
+    assert sonar[0].header.frame_id.endswith("rov/sonar_link") and b_scans[0].header.frame_id.endswith(
+        "ship/radar_link"
+    )
     lines = [check_radar(tracks, b_scans, ppis), check_sonar(tracks, sonar), check_camera(tracks, camera, infos[0])]
     print(f"\nmine_hunt ({wall_s:.0f} s wall): " + "; ".join(lines))
