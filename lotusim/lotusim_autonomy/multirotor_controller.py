@@ -44,7 +44,7 @@ MultirotorGains field names, phase settings: PilotSettings field names, both as 
 from __future__ import annotations
 
 import math
-from array import array
+import struct
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -52,6 +52,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
@@ -69,6 +70,7 @@ from lotusim_autonomy.multirotor_batch import MultirotorFleet
 from lotusim_autonomy.odometry import NedState, ned_arrays
 from lotusim_core.base import frames
 from lotusim_core.base.vehicle_spec import VehicleSpec
+from lotusim_core.ros.prepacked import raw_publish
 from lotusim_interfaces.msg import FleetState
 
 STATUS_LABEL = "stamp_s,phase,waypoint_index,waypoint_count,x_m,y_m,z_m,target_error_m,done"
@@ -85,6 +87,7 @@ SETPOINT_KEYS = (
 )
 SLOW_ODOMETRY_S = 0.03  # a control step longer than this is too slow for the rate loop (warned once)
 STATE_SOURCES = ("odom", "fleet_state")
+STATUS_CHECK_S = 0.5  # how often (sim s) a controller asks whether its status topic has subscribers
 
 
 class FlightController:
@@ -130,6 +133,7 @@ class FlightController:
             self._pubs = [made.publisher(Float64, f"{v}/thrusters/{name}/cmd") for name in self._rotors]
             made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/flight_controller/status")
+        self._status_checked_s, self._status_wanted = -math.inf, False
         made.subscription(Twist, f"{v}/cmd_vel", self._on_cmd_vel, 1)
         made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
         made.service(Trigger, f"{v}/takeoff", self._on_takeoff)
@@ -309,7 +313,11 @@ class FlightController:
         return True
 
     def after_step(self, s: NedState) -> None:
-        if self._status_pub.get_subscription_count() > 0:
+        """The status, while someone subscribes (asked once per STATUS_CHECK_S of sim time: 2 us a call)."""
+        if s.t_s >= self._status_checked_s + STATUS_CHECK_S or s.t_s < self._status_checked_s:
+            self._status_checked_s = s.t_s
+            self._status_wanted = self._status_pub.get_subscription_count() > 0
+        if self._status_wanted:
             self._publish_status(s)
         self.updates += 1
 
@@ -332,6 +340,37 @@ class FlightController:
             float(bool(m and m.done)),
         ]
         self._status_pub.publish(out)
+
+
+class RotorCommands:
+    """The serialized sensor_msgs/JointState of a fixed list of rotor names (`<vessel>/<rotor>`), made once; each
+    message rewrites its stamp and its velocities (`velocity`, an (n,) view) in place. The velocities' offset is
+    the one place where two serializations with different probe velocities hold each its own probe (two
+    independent coincidences in padding bytes would be needed to fool it), then checked by deserializing a third;
+    lotusim_core.ros.cdr_layout does not follow Fast DDS for a JointState's sequences, so it is not used."""
+
+    def __init__(self, names: list[str]) -> None:
+        n = len(names)
+        probes = [1.5 + np.arange(n, dtype=float), -1.0e300 - 3.0e299 * np.arange(n, dtype=float)]
+        a, b = (serialize_message(JointState(name=names, velocity=p.tolist())) for p in probes)
+        if len(a) != len(b) or not a[1] & 1:
+            raise ValueError("RotorCommands: needs little-endian CDR of a fixed length")
+        want_a, want_b = (p.astype("<f8").tobytes() for p in probes)
+        offsets = [k for k in range(4, len(a) - 8 * n + 1) if a[k : k + 8 * n] == want_a and b[k : k + 8 * n] == want_b]
+        if n and len(offsets) != 1:
+            raise ValueError(f"RotorCommands: the velocities found at {offsets}, expected one place")
+        self._buffer = bytearray(a)
+        self.velocity = np.frombuffer(self._buffer, dtype="<f8", count=n, offset=offsets[0] if n else 0)
+        self._stamp = struct.Struct("<iI")  # header.stamp (sec, nanosec): the payload's first 8 bytes
+        self.velocity[:] = 7.25 - np.arange(n)
+        back = deserialize_message(self.message(12, 34), JointState)
+        if list(back.name) != names or list(back.velocity) != self.velocity.tolist() or back.header.stamp.sec != 12:
+            raise ValueError("RotorCommands: the velocities or the stamp are not where they were found")
+
+    def message(self, sec: int, nanosec: int) -> bytes:
+        """The bytes with this stamp and the velocities as written."""
+        self._stamp.pack_into(self._buffer, 4, sec, nanosec)
+        return bytes(self._buffer)
 
 
 @dataclass
@@ -367,9 +406,10 @@ class FlightFleetIntake:
         self.fleets: dict[str, MultirotorFleet] = {}  # by vehicle model
         self.members: dict[str, tuple[FlightController, int]] = {}  # vessel -> (controller, row in its fleet)
         self.last_t: dict[str, float] = {}  # vessel -> stamp of its last state
-        self._layouts: dict[tuple[str, tuple[str, ...]], tuple[list[_Group], JointState]] = {}
+        self._layouts: dict[tuple[str, tuple[str, ...]], tuple[list[_Group], RotorCommands]] = {}
         self._sub = node.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
         self._pub = node.create_publisher(JointState, "/lotusim/thruster_commands", 10)
+        self._send = raw_publish(self._pub)
 
     def add(
         self, controller: FlightController, spec: VehicleSpec, gains: MultirotorGains, settings: PilotSettings
@@ -388,7 +428,7 @@ class FlightFleetIntake:
         self.members.pop(controller.vessel, None)
         self._layouts.clear()
 
-    def _layout(self, worker: str, names: list[str]) -> tuple[list[_Group], JointState]:
+    def _layout(self, worker: str, names: list[str]) -> tuple[list[_Group], RotorCommands]:
         key = (worker, tuple(names))
         layout = self._layouts.get(key)
         if layout is None:
@@ -408,9 +448,7 @@ class FlightFleetIntake:
                 groups.append(_Group(fleet, np.array(index), np.array(rows), controllers, slice(start, start + n)))
                 rotor_names += [f"{c.vessel}/{r}" for c in controllers for r in fleet.batch.mixer.names]
                 start += n
-            # (not written in place with lotusim_core.ros.prepacked: its CDR layout misses Fast DDS's for a
-            # JointState's string and empty double sequences)
-            layout = self._layouts[key] = (groups, JointState(name=rotor_names))
+            layout = self._layouts[key] = (groups, RotorCommands(rotor_names))
         return layout
 
     def _on_fleet_state(self, msg: FleetState) -> None:
@@ -421,12 +459,9 @@ class FlightFleetIntake:
         position = np.asarray(msg.position, dtype=float).reshape(-1, 3)
         orientation = np.asarray(msg.orientation, dtype=float).reshape(-1, 4)
         twist = np.asarray(msg.twist, dtype=float).reshape(-1, 6)
-        commands = np.empty(groups[-1].out.stop)
         for g in groups:
-            commands[g.out] = self._step_group(g, t, position[g.index], orientation[g.index], twist[g.index])
-        out.header.stamp = msg.header.stamp
-        out.velocity = array("d", commands.tobytes())
-        self._pub.publish(out)
+            out.velocity[g.out] = self._step_group(g, t, position[g.index], orientation[g.index], twist[g.index])
+        self._send(out.message(msg.header.stamp.sec, msg.header.stamp.nanosec))
 
     def _step_group(self, g: _Group, t: float, p_enu: np.ndarray, q: np.ndarray, twist: np.ndarray) -> np.ndarray:
         """One control step of a group's drones; returns their rotor commands, rotor after rotor of each drone
@@ -455,9 +490,10 @@ class FlightFleetIntake:
             except (ValueError, FloatingPointError) as exc:  # a failed step holds the last commands
                 self.node.get_logger().error(f"flight controllers: control step at t = {t:.3f} s failed ({exc})")
                 cmd = np.array([last[j] for j in stepping])
+            ok = np.isfinite(cmd).all(axis=1)
             for j, kk in enumerate(stepping):
                 c = g.controllers[kk]
-                if np.all(np.isfinite(cmd[j])):
+                if ok[j]:
                     c.last_commands = last[kk] = cmd[j]
                 else:
                     self.node.get_logger().error(f"{c.vessel}: non-finite rotor commands {cmd[j].tolist()}")

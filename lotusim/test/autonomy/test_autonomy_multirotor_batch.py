@@ -164,3 +164,22 @@ def test_fleet_state_rows_convert_as_the_odometry_of_each_vessel():
         np.testing.assert_allclose(nu[i], want.nu_frd, rtol=0, atol=1e-12)
         d = (rpy[i] - want.rpy_ned_rad + np.pi) % (2 * np.pi) - np.pi  # angles equal modulo 2π
         np.testing.assert_allclose(d, 0.0, atol=1e-9)
+
+
+def test_the_rotor_commands_message_is_written_in_place_and_reads_back():
+    """The host's JointState of rotor commands (serialized once, stamp and velocities rewritten in place) reads back
+    with rclpy as the names, stamp and values written, for names of every length modulo the CDR alignments."""
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+
+    from lotusim_autonomy.multirotor_controller import RotorCommands
+
+    for n in (1, 2, 3, 5, 8, 13, 360):
+        names = [f"{'x' * (i % 9)}500_{i:04d}/rotor_{i % 4}" for i in range(n)]
+        out = RotorCommands(names)
+        for stamp in ((12, 500), (1_000_000, 999_999_999)):
+            values = np.random.default_rng(n).uniform(0.0, 1000.0, n)
+            out.velocity[:] = values
+            back = deserialize_message(out.message(*stamp), JointState)
+            assert list(back.name) == names and (back.header.stamp.sec, back.header.stamp.nanosec) == stamp
+            assert list(back.velocity) == values.tolist() and len(back.position) == len(back.effort) == 0

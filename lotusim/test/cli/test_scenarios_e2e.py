@@ -190,15 +190,17 @@ def test_mixed_fleet_every_controlled_vessel_does_its_mission(tmp_path, run_env)
 
 def test_table_v_every_drone_takes_off_and_the_fleet_moves(tmp_path, run_env):
     """table_v_brest ([Buche2025] Table V, 187 vessels), shortened to 12 s of sim time: all 187 are there, every
-    X500 has climbed to its 20 m and holds its spot (it starts resting on the sea, its landing gear 0.227 m
-    below its body origin), every surface vessel has got under way towards its first waypoint, and the LRAUVs
-    and BlueROV2s hold their depths.
+    X500 has flown its mission, a takeoff to 20 m over its spot and a hold there (it starts resting on the sea, its
+    landing gear 0.227 m below its body origin): over the last 2 s each holds within 0.5 m of its height and 1 m of
+    its spot, after a climb that never fell back (no fall of more than 1 m); every surface vessel has got under
+    way towards its first waypoint, and the LRAUVs and BlueROV2s hold their depths.
 
-    At RTF 0.3: the 90 flight controllers step on every 50 Hz odometry message, which this 2-core machine cannot
-    do in real time beside the rest (docs/performance.md, 'Table V'); starved, they fly on stale rotor commands
-    and the drones fall back into the sea."""
+    At RTF 0.5 (12 s in 24 s of wall time; the run itself reaches 0.75-0.8 here under other engineers' load, and the
+    drones need their fleet states without gaps while they climb): one controller host steps the 90 flight
+    controllers together from the 50 Hz fleet state (docs/performance.md, 'Table V'); before, one Python cascade per
+    drone and odometry message starved them and the test ran at RTF 0.3 (40 s)."""
     scenario = load_scenario("table_v_brest")
-    tracks, wall_s = run_scenario("table_v_brest", tmp_path, duration_s=12.0, rtf=0.3, env=run_env)
+    tracks, wall_s = run_scenario("table_v_brest", tmp_path, duration_s=12.0, rtf=0.5, env=run_env)
     assert len(tracks) == 187, f"{len(tracks)} vessels recorded"
     lines, failed = [], []
     for c in scenario.controllers:
@@ -206,8 +208,13 @@ def test_table_v_every_drone_takes_off_and_the_fleet_moves(tmp_path, run_env):
         t, xyz, _ = tracks[c.vessel]
         start, end = xyz[0], xyz[-1]
         if model == "x500":
-            ok = abs(end[2] - 20.0) < 2.0 and np.hypot(*(end[:2] - start[:2])) < 3.0
-            what = f"height {start[2]:.2f} -> {end[2]:.2f} m, {np.hypot(*(end[:2] - start[:2])):.2f} m off its spot"
+            last = t >= t[-1] - 2.0
+            height_error = np.abs(xyz[last, 2] - (start[2] + 20.0)).max()  # takeoff_height_m 20 above its start
+            off_spot = np.hypot(*(xyz[last, :2] - start[:2]).T).max()
+            fell = (np.maximum.accumulate(xyz[:, 2]) - xyz[:, 2]).max()
+            ok = height_error < 0.5 and off_spot < 1.0 and fell < 1.0
+            what = f"height {start[2]:.2f} -> {end[2]:.2f} m (last 2 s within {height_error:.2f} m of its 20 m, "
+            what += f"{off_spot:.2f} m of its spot; largest fall {fell:.2f} m)"
         elif c.type == "waypoint_follower":
             goal = np.asarray(c.setpoints["waypoints_enu"][0] if "waypoints_enu" in c.setpoints else [0.0, 0.0])
             closer = np.hypot(*(goal - start[:2])) - np.hypot(*(goal - end[:2]))
