@@ -57,6 +57,7 @@ from lotusim_core.base.frames import rotation_matrix
 
 SEABED, COAST, OBJECT, VESSEL = 0, 1, 2, 3
 KIND_NAMES = ("seabed", "coast", "object", "vessel")
+A_MAX_MPS2 = 20.0  # the largest acceleration the look-ahead allows for (Collider.near), m/s^2 (2 g: a drone's)
 SLOPE_STEP_M = 0.5  # half step of the central differences of the seabed's slope, m
 SPHERE, CYLINDER, BOX = 0, 1, 2  # object shapes (lotusim_env.world)
 _SIGNS2 = np.array([[-1.0, -1.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 1.0]])  # the 4 horizontal corners
@@ -97,6 +98,18 @@ class Obstacles:
         object.__setattr__(self, "_edge_tree", tree)
         n_obj = len(self.object_names)
         tree = cKDTree(self.object_centres_ned) if n_obj else None
+        points = [edges[:, :2], edges[:, 2:]] if len(edges) else []
+        if n_obj:
+            reach = np.linalg.norm(self.object_half, axis=1)[:, None]
+            points += [self.object_centres_ned[:, :2] - reach, self.object_centres_ned[:, :2] + reach]
+        stacked = np.vstack(points) if points else None
+        bounds = (
+            (stacked.min(axis=0), stacked.max(axis=0))
+            if stacked is not None
+            else (np.full(2, np.inf), np.full(2, -np.inf))
+        )
+        object.__setattr__(self, "bounds_ne", bounds)  # (lo, hi) north, east of the coast and objects, m
+        object.__setattr__(self, "has_world", stacked is not None)
         object.__setattr__(self, "_object_tree", tree)
         object.__setattr__(
             self, "_object_reach", float(np.linalg.norm(self.object_half, axis=1).max()) if n_obj else 0.0
@@ -507,6 +520,11 @@ class FleetState:
     mass: np.ndarray
     aerial: np.ndarray
     active: np.ndarray
+    radius: np.ndarray | None = None  # (N,) bounding radius of the box about CO, m (None: computed)
+
+    def __post_init__(self) -> None:
+        if self.radius is None:
+            self.radius = np.linalg.norm(self.centre_frd, axis=1) + np.linalg.norm(self.half, axis=1)
 
 
 class Collider:
@@ -528,14 +546,18 @@ class Collider:
                            state.aerial[rows])  # fmt: skip
 
     def near(self, state: FleetState, horizon_s: float) -> bool:
-        """Whether some vessel could reach an obstacle or another vessel within horizon_s: any overlap deeper than
-        -(2 v_max horizon_s + 0.5 m) (v_max: the fastest vessel's speed), so that a batch of steps without any
-        can be integrated in one call and checked at its end."""
-        boxes = self.boxes(state)
-        if not len(boxes.rows):
+        """Whether some vessel could reach an obstacle or another vessel within horizon_s h: any gap smaller than
+        the reach 2 v_max h + A_MAX h^2 / 2 + margin (v_max: the fastest vessel's speed now; accelerations up to
+        A_MAX), so that steps without any can be integrated in one call and left unchecked."""
+        if self.ongoing:  # contacts go on: they are checked anyway
+            return True
+        if not state.active.any():
             return False
-        speed = float(np.max(np.linalg.norm(state.nu[boxes.rows, :3], axis=1)))
-        reach = 2.0 * speed * horizon_s + 0.5 + self.params.margin_m
+        speed = float(np.max(np.linalg.norm(state.nu[state.active, :3], axis=1)))
+        reach = 2.0 * speed * horizon_s + 0.5 * A_MAX_MPS2 * horizon_s**2 + self.params.margin_m
+        if self.clear(state, reach):
+            return False
+        boxes = self.boxes(state)
         if len(static_contacts(boxes, self.obstacles, reach).row):
             return True
         return bool(len(vessel_contacts(boxes, reach)[0]))
@@ -543,6 +565,8 @@ class Collider:
     def resolve(self, state: FleetState, names: list[str], t_s: float) -> bool:
         """Detect and respond (module docstring) in place on state; note the contacts that began as events at sim
         time t_s. Returns whether the set of vessels in contact changed."""
+        if not self.ongoing and self.clear(state):
+            return self.end_all()
         boxes = self.boxes(state)
         margin = self.params.margin_m
         static = static_contacts(boxes, self.obstacles, margin)
@@ -593,9 +617,32 @@ class Collider:
             rows_now.add(row)
         return going_on or depth <= 0.0
 
+    def clear(self, state: FleetState, reach_m: float | None = None) -> bool:
+        """True when no vessel's bounding sphere (about CO, grown by reach_m, default the contact margin) reaches
+        the seabed's shallowest depth, the world's bounds or another vessel's sphere: nothing to check."""
+        active = state.active
+        every = active.all()
+        p = state.position if every else state.position[active]
+        r = (state.radius if every else state.radius[active]) + (self.params.margin_m if reach_m is None else reach_m)
+        ob = self.obstacles
+        if not len(p) or (ob.seabed is not None and (p[:, 2] + r).max() > ob.seabed_min_depth_m):
+            return not len(p)
+        if ob.has_world:
+            lo, hi = ob.bounds_ne
+            if ((p[:, :2] + r[:, None] > lo) & (p[:, :2] - r[:, None] < hi)).all(axis=1).any():
+                return False
+        if len(p) < 2:
+            return True
+        pairs = cKDTree(p).query_pairs(2.0 * float(r.max()), output_type="ndarray")
+        i, j = pairs[:, 0], pairs[:, 1]
+        aerial = state.aerial if every else state.aerial[active]
+        return not ((np.linalg.norm(p[i] - p[j], axis=1) < r[i] + r[j]) & (aerial[i] == aerial[j])).any()
+
     def end_all(self) -> bool:
         """Every contact ended (nothing within reach: Collider.near); returns whether some were going on."""
         going_on = bool(self.ongoing) or len(self.contact_rows) > 0
+        if not going_on:
+            return False
         self.ongoing = set()
         self.contact_rows = np.zeros(0, dtype=np.int64)
         return going_on

@@ -31,7 +31,7 @@ import numpy as np
 
 from lotusim_core.base import frames
 from lotusim_core.base.fossen import inertia_about_co, m_rb
-from lotusim_core.base.hull_box import hull_box_of
+from lotusim_core.base.hull_box import bounding_radius_m, hull_box_of
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_env.waves import WaveComponents
 from lotusim_physics import layout as L
@@ -52,6 +52,9 @@ EnvField = Callable[[float, np.ndarray], np.ndarray]
 # (port, starboard) and one row along every WAVE_SPACING_M of length (at least 3, at most 64): the spacing resolves
 # waves down to twice it without aliasing, and sets how short waves average out over a long hull
 WAVE_ROWS, WAVE_SPACING_M, WAVE_MAX_LONG = 2, 2.0, 64
+# collisions: a single step looks this many steps ahead (lotusim_physics.collisions.Collider.near); when nothing is
+# within reach in that window its other steps are not checked
+CHECK_AHEAD_STEPS = 10
 
 
 def _vec(values, size: int, what: str, vessel: str) -> np.ndarray:
@@ -277,7 +280,8 @@ class Fleet:
         self._frozen = np.zeros(cap, dtype=np.bool_)
         self._status = np.zeros(cap, dtype=np.int64)
         self._fault_step = np.zeros(cap, dtype=np.int64)  # step of a fault within the last step() call
-        self._box = np.zeros((cap, 6))  # hull box (lotusim_core.base.hull_box): half extents, centre FRD, m
+        # hull box (lotusim_core.base.hull_box): half extents (3), centre FRD (3), bounding radius about CO (1), m
+        self._box = np.zeros((cap, 7))
         self._tp = np.zeros((max(4, cap), L.T_WIDTH))
         self._fp = np.zeros((max(4, cap), L.F_WIDTH))
         self._nt = 0  # used thruster pool rows (alive or dead)
@@ -297,6 +301,7 @@ class Fleet:
         self._on_deck: dict[str, str] = {}  # aerial vehicle -> the vessel whose deck it rests on
         self.collider: Collider | None = None  # collisions (lotusim_physics.collisions): off until enabled
         self.contacts_changed = False  # the vessels in contact changed in the last step() (see `colliding`)
+        self._unchecked_steps = 0  # single steps left in a window found free of contacts (collisions.Collider.near)
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -427,13 +432,14 @@ class Fleet:
         self._xs[i, L.X_NU : L.X_NU + 6] = nu
         self._vp[i] = vrow
         self._vi[i] = (t0, len(trows), f0, len(frows))
-        self._box[i] = np.concatenate(hull_box_of(spec))
+        self._box[i] = _box_row(spec)
         self._frozen[i] = False
         self._status[i] = 0
         self._fault_step[i] = 0
         self.names[i] = name
         self._specs[i] = spec
         self._index[name] = i
+        self._unchecked_steps = 0
         self._n += 1
         self._n_marine += not aerial
         self._note_roles(name, spec)
@@ -513,6 +519,7 @@ class Fleet:
         self._xs[i, L.X_NUDOT : L.X_NUDOT + 6] = 0.0
         self._frozen[i] = False
         self._status[i] = 0
+        self._unchecked_steps = 0
 
     # --- commands --------------------------------------------------------------------------------------------
     def set_thruster_commands(self, name: str, values: Sequence[float] | np.ndarray) -> None:
@@ -567,7 +574,7 @@ class Fleet:
             self._waves_set = False
         self.contacts_changed = False
         collide = self.collider is not None and self._n > 0
-        near = collide and (steps == 1 or self._near(steps))  # else nothing to check after the batch
+        near = collide and self._contacts_possible(steps)  # else nothing to check after the steps
         if sea or (self._aerial and self._decks) or (near and steps > 1):
             nfault = self._step_singly(t_s, steps, waves if sea else None, near)
         else:
@@ -620,6 +627,7 @@ class Fleet:
         """Collide the vessels with each other and with `obstacles` (seabed, coast, objects) after every step, with
         the contact law `params` (defaults: plastic, frictionless); the contacts going on are kept when only the
         obstacles change."""
+        self._unchecked_steps = 0
         if self.collider is None:
             self.collider = Collider(obstacles, params)
         else:
@@ -641,7 +649,7 @@ class Fleet:
 
     def hull_boxes(self) -> tuple[np.ndarray, np.ndarray]:
         """(half extents (N, 3) m, box centres (N, 3) FRD from CO, m) of the vessels' hull boxes (copies)."""
-        return self._box[: self._n, :3].copy(), self._box[: self._n, 3:].copy()
+        return self._box[: self._n, :3].copy(), self._box[: self._n, 3:6].copy()
 
     def _contact_state(self) -> FleetState:
         n = self._n
@@ -651,20 +659,33 @@ class Fleet:
             q=xs[:n, L.X_Q : L.X_Q + 4],
             nu=xs[:n, L.X_NU : L.X_NU + 6],
             half=self._box[:n, :3],
-            centre_frd=self._box[:n, 3:],
+            centre_frd=self._box[:n, 3:6],
+            radius=self._box[:n, 6],
             mass=self._vp[:n, L.V_MASS],
             aerial=np.arange(n) >= self._n_marine,
             active=~self._frozen[:n],
         )
 
-    def _near(self, steps: int) -> bool:
-        """Whether a vessel may reach an obstacle within `steps` steps (then they are taken one at a time)."""
-        return self.collider.near(self._contact_state(), steps * self.dt_s)
+    def _contacts_possible(self, steps: int) -> bool:
+        """Whether a vessel may reach an obstacle within the next `steps` steps (then they are taken one at a time
+        and checked after each). A single step looks CHECK_AHEAD_STEPS ahead, and when nothing is within reach
+        the following steps of that window are not checked (the window closes when the fleet changes)."""
+        if steps == 1 and self._unchecked_steps > 0:
+            self._unchecked_steps -= 1
+            return False
+        ahead = max(steps, CHECK_AHEAD_STEPS)
+        possible = self.collider.near(self._contact_state(), ahead * self.dt_s)
+        self._unchecked_steps = 0 if possible or steps > 1 else ahead - 1
+        return possible
 
     def _collide(self, t_end_s: float) -> None:
         """Contacts after a step: push-out and velocity response in place; the step's acceleration (nu_dot) of a
         vessel whose velocity the contact changed takes that change too."""
         state = self._contact_state()
+        collider = self.collider
+        if not collider.ongoing and collider.clear(state):  # the common case, in a few NumPy calls
+            self.contacts_changed |= collider.end_all()
+            return
         nu_before = state.nu.copy()
         if self.collider.resolve(state, self.names, t_end_s):
             self.contacts_changed = True
@@ -809,7 +830,7 @@ class Fleet:
             raise ValueError("snapshot: aerial vehicles must follow the marine vessels (rows of a Fleet)")
         for i, (name, spec) in enumerate(zip(fleet.names, fleet._specs, strict=True)):
             fleet._note_roles(name, spec)
-            fleet._box[i] = np.concatenate(hull_box_of(spec))
+            fleet._box[i] = _box_row(spec)
         fleet._env_set = True
         fleet._waves_set = True  # the restored sea columns are cleared by a step without waves
         return fleet
@@ -894,6 +915,12 @@ class Fleet:
         setattr(self, attr, new)
         setattr(self, count_attr, used)
         setattr(self, dead_attr, 0)
+
+
+def _box_row(spec: VehicleSpec) -> np.ndarray:
+    """A row of Fleet._box: the hull box's half extents and centre (FRD, m) and its bounding radius about CO."""
+    half, centre = hull_box_of(spec)
+    return np.concatenate([half, centre, [bounding_radius_m(half, centre)]])
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
