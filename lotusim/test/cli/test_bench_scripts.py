@@ -25,7 +25,7 @@ SMOKE = {
     "bench_environment.py": (["--repeat", "3"], "us"),
     "bench_fleet.py": (["--vessels", "1", "--mode", "fast"], "RTF"),
     "bench_perception.py": (["--auvs", "2", "--ships", "2", "--repeat", "1"], "cores for goal"),
-    "bench_lidar.py": (["--vessels", "2", "--vessels-3d", "1", "--repeat", "1"], "ms per scan"),
+    "bench_lidar.py": (["--vessels", "2", "--vessels-3d", "1", "--repeat", "1", "--node-vessels", "2"], "RTF"),
     "bench_sensors.py": (["--sizes", "2"], "largest measured fleet in real time"),
     "bench_waves.py": (["--points", "10", "--components", "16", "--vessels", "3", "--repeat", "2"], "step ms"),
     "bench_worker.py": (["--vessels", "1", "--repeats", "2"], "vessels"),
