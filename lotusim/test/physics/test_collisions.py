@@ -407,3 +407,91 @@ def test_a_vessel_driven_at_an_island_of_the_world_stops_at_its_shore_and_at_a_b
         ("to_buoy", "b1", "object"),
         ("to_shore", "coast", "coast"),
     ]
+
+
+# ------------------------------------------------------------------------ the worker and the vehicle files
+def _kayak_heading_east(name: str, x_east: float):
+    """A VesselDescription look-alike: a kayak on the waterline at (x_east, 0) ENU heading east (ENU yaw 0)."""
+    from types import SimpleNamespace
+
+    v3 = lambda x, y, z: SimpleNamespace(x=x, y=y, z=z)  # noqa: E731
+    pose = SimpleNamespace(position=v3(x_east, 0.0, 0.0), orientation=SimpleNamespace(x=0.0, y=0.0, z=0.0, w=1.0))
+    twist = SimpleNamespace(linear=v3(1.0, 0.0, 0.0), angular=v3(0.0, 0.0, 0.0))
+    return SimpleNamespace(name=name, model="kayak_usv", overrides_yaml="", pose=pose, twist=twist)
+
+
+def test_the_worker_collides_with_its_environments_world_and_reports_status_and_message():
+    from lotusim_interfaces.msg import Collision, VesselInfo
+    from lotusim_physics.dynamics_node_outputs import collision_message, fleet_status, vessel_infos
+    from lotusim_physics.worker import CREATE, FleetWorker
+    from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
+
+    worker = FleetWorker("w", WorkerSettings.from_parameters({**PARAMETERS, "mode": "lockstep", "step_s": 0.02}))
+    worker.apply_environment(
+        "world: {coast: {polygons: [[[10.0, -5.0], [20.0, -5.0], [20.0, 5.0], [10.0, 5.0]]]}}\n", 1
+    )
+    worker.run_commands([(CREATE, _kayak_heading_east("k", 0.0))])
+    worker.command_wrench("k", np.array([60.0, 0.0, 0.0, 0.0, 0.0, 0.0]))  # FLU: ahead
+    version = worker.extras_version
+    events = []
+    for _ in range(100):  # 20 s
+        worker.integrate(10)
+        events += worker.fleet.take_collision_events()
+    assert worker.extras_version > version  # the fleet state's status column is written again
+    assert fleet_status(worker.fleet.frozen, worker.fleet.colliding).tolist() == [VesselInfo.STATUS_CONTACT]
+    info = vessel_infos(worker)[0]
+    assert (info.status, info.status_reason) == (VesselInfo.STATUS_CONTACT, "in contact with coast")
+    assert len(events) == 1
+    msg = collision_message(events[0], "w")
+    assert (msg.worker, msg.vessel, msg.other, msg.kind) == ("w", "k", "coast", Collision.KIND_COAST)
+    assert msg.header.frame_id == "map" and msg.position.x == pytest.approx(10.0, abs=0.01)
+    assert (msg.normal.x, msg.normal.y) == pytest.approx((-1.0, 0.0))
+    t_event = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    assert 0.0 < t_event < worker.sim_time_ns * 1e-9
+
+
+def test_collisions_can_be_switched_off_in_the_worker():
+    from lotusim_physics.worker import CREATE, FleetWorker
+    from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
+
+    worker = FleetWorker("w", WorkerSettings.from_parameters({**PARAMETERS, "mode": "lockstep", "collisions": False}))
+    worker.run_commands([(CREATE, _kayak_heading_east("a", 0.0)), (CREATE, _kayak_heading_east("b", 0.5))])
+    worker.integrate(10)
+    assert worker.fleet.collider is None and worker.contacts() == {}
+
+
+@pytest.mark.parametrize(
+    ("box", "key", "reason"),
+    [
+        ({"length_m": 1.0, "beam_m": 0.5}, "hull_box.height_m", "missing"),
+        ({"length_m": 1.0, "beam_m": -0.5, "height_m": 0.3}, "hull_box.beam_m", "positive"),
+        ({"length_m": 1.0, "beam_m": 0.5, "height_m": 0.3, "centre_frd_m": [0.0, 1.0]}, "hull_box.centre_frd_m", "3"),
+    ],
+)
+def test_a_bad_hull_box_names_file_key_and_reason(tmp_path, box, key, reason):
+    import copy
+
+    import yaml
+
+    from lotusim_core.base.catalogue import CatalogueError, read_vehicle_mapping, vehicles_dir
+
+    data = copy.deepcopy(read_vehicle_mapping(vehicles_dir() / "kayak_usv.yaml"))
+    data["hull_box"] = box
+    data["sources"]["hull_box"] = "test"
+    path = tmp_path / "boat.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(CatalogueError) as info:
+        load_vehicle(path)
+    assert str(path) in str(info.value) and info.value.key.startswith(key)
+    assert reason in info.value.reason
+
+
+def test_a_hull_box_overrides_the_derived_one_and_round_trips():
+    from lotusim_core.base.catalogue import apply_overrides, spec_from_mapping, spec_to_mapping
+
+    box = {"length_m": 2.0, "beam_m": 1.0, "height_m": 0.5}
+    kayak = apply_overrides(load_vehicle("kayak_usv"), {"hull_box": box, "sources": {"hull_box": "a test"}})
+    half, centre = hull_box_of(kayak)
+    assert half == pytest.approx([1.0, 0.5, 0.25]) and centre == pytest.approx([0.0, 0.0, 0.0])
+    again = spec_from_mapping(spec_to_mapping(kayak), "again", "kayak_usv")
+    assert hull_box_of(again)[0] == pytest.approx([1.0, 0.5, 0.25])
