@@ -210,3 +210,22 @@ def test_camera_rays_project_back_through_k():
     assert g.k_matrix() == pytest.approx([f, 0, 79.5, 0, f, 59.5, 0, 0, 1])
     tilted = camera.pixel_rays(camera.CameraGeometry(3, 3, math.radians(90.0), math.radians(20.0)))
     assert np.allclose(tilted[4], [math.cos(math.radians(20.0)), 0.0, -math.sin(math.radians(20.0))])
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"radar": {"n_azimuth": 0}}, "radar.n_azimuth: expected a whole number >= 1"),
+        ({"radar": {"pulse_length_s": 0}}, "radar.pulse_length_s: expected a positive number"),
+        ({"sonar": {"hfov_deg": 200}}, "sonar.hfov_deg: expected a field of view below 180 degrees"),
+        ({"sonar": {"min_range_m": 50}}, "sonar.max_range_m: expected 0 <= min_range_m < max_range_m"),
+        ({"sonar": {"rayleigh_noise_sigma": -1}}, "sonar.rayleigh_noise_sigma: expected a non-negative"),
+        ({"camera": {"veiling_light_g": 2}}, "camera.veiling_light_g: expected a colour channel in [0, 1]"),
+        ({"camera": {"width_px": 10.5}}, "camera.width_px: expected a whole number >= 1"),
+    ],
+)
+def test_bad_imaging_parameters_are_refused_with_key_and_reason(given, message):
+    from lotusim_sensors.suite import parse_suite
+
+    with pytest.raises(ValueError, match=r"^v\." + message.replace("[", r"\[").replace("]", r"\]")):
+        parse_suite(given, "v")
