@@ -282,38 +282,32 @@ class MultirotorFleet:
         """Rotor speeds (len(rows), rotors) of drones `rows` at these states (one NedState per row for its pilot,
         and the same numbers as arrays over rows for the cascade) after control steps h (s, per row):
         MultirotorPilot.step of each, the cascade batched."""
-        n = len(rows)
-        out = np.empty((n, len(self.batch.mixer.names)))
-        targets = {
-            "position_ned": np.zeros((n, 3)),
-            "has_position": np.zeros(n, dtype=bool),
-            "velocity_ned": np.zeros((n, 3)),
-            "heading_rad": np.full(n, np.nan),
-            "yaw_rate_rad_s": np.zeros(n),
-            "speed_max_mps": np.full(n, np.nan),
-        }
-        flying = np.zeros(n, dtype=bool)
+        out = np.empty((len(rows), len(self.batch.mixer.names)))
+        flying, targets = [], []
         for k, (row, state) in enumerate(zip(rows.tolist(), states, strict=True)):
             target = self.pilots[row].plan(state)
-            if target is None:
-                continue
-            flying[k] = True
-            _put_target(targets, k, target)
-        out[~flying] = self.batch.mixer.omega_min
-        if flying.any():
-            f = np.flatnonzero(flying)
-            sub = {key: value[f] for key, value in targets.items()}
-            out[f] = self.batch.step(rows[f], position_ned[f], rpy_ned[f], nu_frd[f], sub, h[f])
+            if target is not None:
+                flying.append(k)
+                targets.append(target)
+        out[:] = self.batch.mixer.omega_min
+        if flying:
+            f = np.array(flying)
+            out[f] = self.batch.step(rows[f], position_ned[f], rpy_ned[f], nu_frd[f], _target_arrays(targets), h[f])
         return out
 
 
-def _put_target(targets: dict[str, np.ndarray], k: int, target: FlightTarget) -> None:
-    if target.position_ned_m is not None:
-        targets["position_ned"][k] = target.position_ned_m
-        targets["has_position"][k] = True
-    targets["velocity_ned"][k] = target.velocity_ned_mps
-    if target.heading_rad is not None:
-        targets["heading_rad"][k] = target.heading_rad
-    targets["yaw_rate_rad_s"][k] = target.yaw_rate_rad_s
-    if target.speed_max_mps is not None:
-        targets["speed_max_mps"][k] = target.speed_max_mps
+_NO_POSITION = np.zeros(3)
+
+
+def _target_arrays(targets: list[FlightTarget]) -> dict[str, np.ndarray]:
+    """The arrays of MultirotorBatch.step from one FlightTarget per row (None fields: NaN, or no position)."""
+    return {
+        "position_ned": np.array([_NO_POSITION if t.position_ned_m is None else t.position_ned_m for t in targets]),
+        "has_position": np.array([t.position_ned_m is not None for t in targets]),
+        "velocity_ned": np.array([t.velocity_ned_mps for t in targets], dtype=float),
+        "heading_rad": np.array([np.nan if t.heading_rad is None else t.heading_rad for t in targets], dtype=float),
+        "yaw_rate_rad_s": np.array([t.yaw_rate_rad_s for t in targets], dtype=float),
+        "speed_max_mps": np.array(
+            [np.nan if t.speed_max_mps is None else t.speed_max_mps for t in targets], dtype=float
+        ),
+    }
