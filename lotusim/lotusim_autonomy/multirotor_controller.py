@@ -347,9 +347,25 @@ class RotorCommands:
     message rewrites its stamp and its velocities (`velocity`, an (n,) view) in place. The velocities' offset is
     the one place where two serializations with different probe velocities hold each its own probe (two
     independent coincidences in padding bytes would be needed to fool it), then checked by deserializing a third;
-    lotusim_core.ros.cdr_layout does not follow Fast DDS for a JointState's sequences, so it is not used."""
+    lotusim_core.ros.cdr_layout does not follow Fast DDS for a JointState's sequences, so it is not used. If the
+    check fails (another middleware's encoding), every message is serialized in full instead (`in_place` False)."""
 
     def __init__(self, names: list[str]) -> None:
+        self.names, n = names, len(names)
+        self._stamp = struct.Struct("<iI")  # header.stamp (sec, nanosec): the payload's first 8 bytes
+        self.in_place = True
+        try:
+            self._buffer, offset = self._layout(names)
+            self.velocity = np.frombuffer(self._buffer, dtype="<f8", count=n, offset=offset)
+            self.velocity[:] = 7.25 - np.arange(n)
+            back = deserialize_message(self.message(12, 34), JointState)
+            if list(back.name) != names or list(back.velocity) != self.velocity.tolist() or back.header.stamp.sec != 12:
+                raise ValueError("RotorCommands: the velocities or the stamp are not where they were found")
+        except ValueError:
+            self.in_place, self.velocity = False, np.zeros(n)
+
+    @staticmethod
+    def _layout(names: list[str]) -> tuple[bytearray, int]:
         n = len(names)
         probes = [1.5 + np.arange(n, dtype=float), -1.0e300 - 3.0e299 * np.arange(n, dtype=float)]
         a, b = (serialize_message(JointState(name=names, velocity=p.tolist())) for p in probes)
@@ -359,16 +375,14 @@ class RotorCommands:
         offsets = [k for k in range(4, len(a) - 8 * n + 1) if a[k : k + 8 * n] == want_a and b[k : k + 8 * n] == want_b]
         if n and len(offsets) != 1:
             raise ValueError(f"RotorCommands: the velocities found at {offsets}, expected one place")
-        self._buffer = bytearray(a)
-        self.velocity = np.frombuffer(self._buffer, dtype="<f8", count=n, offset=offsets[0] if n else 0)
-        self._stamp = struct.Struct("<iI")  # header.stamp (sec, nanosec): the payload's first 8 bytes
-        self.velocity[:] = 7.25 - np.arange(n)
-        back = deserialize_message(self.message(12, 34), JointState)
-        if list(back.name) != names or list(back.velocity) != self.velocity.tolist() or back.header.stamp.sec != 12:
-            raise ValueError("RotorCommands: the velocities or the stamp are not where they were found")
+        return bytearray(a), offsets[0] if n else 0
 
     def message(self, sec: int, nanosec: int) -> bytes:
         """The bytes with this stamp and the velocities as written."""
+        if not self.in_place:
+            msg = JointState(name=self.names, velocity=self.velocity.tolist())
+            msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+            return serialize_message(msg)
         self._stamp.pack_into(self._buffer, 4, sec, nanosec)
         return bytes(self._buffer)
 
@@ -452,6 +466,15 @@ class FlightFleetIntake:
         return layout
 
     def _on_fleet_state(self, msg: FleetState) -> None:
+        try:
+            self._fly(msg)
+        except Exception as exc:  # noqa: BLE001 - logged, and the host flies on with the next fleet state
+            self.node.get_logger().error(
+                f"flight controllers: fleet state not handled ({exc!r})", throttle_duration_sec=5.0
+            )
+
+    def _fly(self, msg: FleetState) -> None:
+        """One control step of the drones of this host found in a worker's fleet state, and their commands."""
         groups, out = self._layout(msg.worker, msg.names)
         if not groups:
             return

@@ -177,9 +177,16 @@ def test_the_rotor_commands_message_is_written_in_place_and_reads_back():
     for n in (1, 2, 3, 5, 8, 13, 360):
         names = [f"{'x' * (i % 9)}500_{i:04d}/rotor_{i % 4}" for i in range(n)]
         out = RotorCommands(names)
+        assert out.in_place
         for stamp in ((12, 500), (1_000_000, 999_999_999)):
             values = np.random.default_rng(n).uniform(0.0, 1000.0, n)
             out.velocity[:] = values
             back = deserialize_message(out.message(*stamp), JointState)
             assert list(back.name) == names and (back.header.stamp.sec, back.header.stamp.nanosec) == stamp
             assert list(back.velocity) == values.tolist() and len(back.position) == len(back.effort) == 0
+    fallback = RotorCommands(["a/rotor_0", "b/rotor_1"])  # the full serialization when the layout check fails
+    fallback.in_place, fallback.velocity = False, np.array([3.0, 4.0])
+    back = deserialize_message(fallback.message(5, 6), JointState)
+    assert (
+        list(back.velocity) == [3.0, 4.0] and back.header.stamp.nanosec == 6 and back.name == ["a/rotor_0", "b/rotor_1"]
+    )
