@@ -31,7 +31,7 @@ from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_core.base.names import name_problem
 from lotusim_core.console import commands as cmd
-from lotusim_core.console import environment_view, scene
+from lotusim_core.console import environment_view, scene, world_view
 from lotusim_core.console.command_runner import CommandRunner
 from lotusim_core.console.controller_watch import ControllerWatch
 from lotusim_core.console.fleet_view import FleetView, WorkerState
@@ -58,6 +58,7 @@ PARAMETERS = {
 }
 FLEET, OPERATORS, AUDIT = "/lotusim/console/fleet", "/lotusim/console/operators", "/lotusim/console/audit"
 MODELS, VESSELS = "/lotusim/console/models", "/lotusim/console/vessels"
+WORLD, WORLD_MAP = "/lotusim/console/world", "/lotusim/console/world_map"
 CHANNELS = {
     VESSELS: "one object per vessel: name, model, latitude, longitude, depth, speed, heading (JSON, for plots)",
     MODELS: "the catalogue's models: name, domain, description (JSON)",
@@ -69,6 +70,8 @@ CHANNELS = {
     "/lotusim/console/locations": "foxglove.LocationFixes: WGS84 positions for a Map panel",
     "/lotusim/console/log": "foxglove.Log: the audit log as log lines",
     "/lotusim/console/environment": "foxglove.SceneUpdate: the seabed and the sea surface (waves) around the fleet",
+    WORLD: "foxglove.SceneUpdate: the world's land (top, walls, outline) and objects in map",
+    WORLD_MAP: "the world's land polygons and objects in WGS84 (JSON, the page's map)",
 }
 COMMAND_WAIT_S = 60.0  # wall seconds a command may take (a spawn of a new model compiles nothing; 60 is ample)
 ENVIRONMENT_PERIOD_S = 0.5  # wall seconds between two drawings of the sea surface and seabed (while subscribed)
@@ -109,6 +112,7 @@ class ConsoleNode(Node):
         self.models: list[dict] | None = None
         self.environment = None  # lotusim_env.environment.Environment, once /lotusim/environment came
         self._environment_due = 0.0
+        self.world_due = False  # the world goes out again: a new environment, or a client subscribed to it
         self.publish_cost_us = 0.0  # wall time of one update (views built and handed to the server), averaged
         self._models_asked: Future | None = None
         self._subscribe()
@@ -160,6 +164,7 @@ class ConsoleNode(Node):
             return
         if not self._origin_given and self.environment.origin is not None:
             self.view.origin, self._origin_given = self.environment.origin, True
+        self.world_due = True
 
     # --- servers ----------------------------------------------------------------------------------------------
     def _serve(self, host: str, port: int, http_port: int, name: str, token: str) -> None:
@@ -168,6 +173,8 @@ class ConsoleNode(Node):
         self.fleet_channel, self.operators_channel, self.audit_channel, self.models_channel, self.vessels_channel = map(
             json_channel, (FLEET, OPERATORS, AUDIT, MODELS, VESSELS)
         )
+        self.world_map_channel = json_channel(WORLD_MAP)
+        self.world_channel = SceneUpdateChannel(WORLD, context=self.fox)
         self.scene_channel = SceneUpdateChannel("/lotusim/console/scene", context=self.fox)
         self.tf_channel = FrameTransformsChannel("/lotusim/console/tf", context=self.fox)
         self.locations_channel = LocationFixesChannel("/lotusim/console/locations", context=self.fox)
@@ -185,7 +192,7 @@ class ConsoleNode(Node):
         self.server = foxglove.start_server(
             name=name, host=host, port=port, context=self.fox, services=services,
             capabilities=[Capability.Services], supported_encodings=["json"],
-            server_listener=_Listener(self.operators),
+            server_listener=_Listener(self),
         )  # fmt: skip
         self.page = None
         if http_port >= 0:
@@ -205,6 +212,7 @@ class ConsoleNode(Node):
                 "waiting for /lotusim/environment (the map's origin) or parameters origin_*", throttle_duration_sec=10.0
             )
         self._publish_slow()
+        self._publish_world()
         cost_us = (time.perf_counter() - start) * 1e6
         self.publish_cost_us += 0.1 * (cost_us - self.publish_cost_us)  # moving average, shown to clients
 
@@ -244,6 +252,18 @@ class ConsoleNode(Node):
             self.operators_channel.log(json.dumps(self.operators.listing()).encode())
             self.audit_channel.log(json.dumps(self.audit.recent()).encode())
             self._publish_models()
+
+    def _publish_world(self) -> None:
+        """The world (static): once per environment revision and again when a client subscribes to it."""
+        if not self.world_due or self.environment is None or not self._origin_given:
+            return
+        self.world_due = False
+        world = self.environment.world
+        if self.world_channel.has_sinks():
+            self.world_channel.log(world_view.world_scene(world, scene.stamp(self.view.snapshot_time_s())))
+        if self.world_map_channel.has_sinks():
+            page = world_view.world_wgs84(world, self.view.origin)
+            self.world_map_channel.log(json.dumps(page, separators=(",", ":")).encode())
 
     def _publish_models(self) -> None:
         """The catalogue, asked of the MAS server until it answers, then sent with the slow channels."""
@@ -317,14 +337,18 @@ class ConsoleNode(Node):
 
 
 class _Listener:
-    """Foxglove server events: a client that subscribes is seen (a spectator until it logs in); one that
-    unsubscribes from the operators channel (every client of the page does, when it leaves) is gone."""
+    """Foxglove server events: a client that subscribes is seen (a spectator until it logs in), and gets the world
+    (static: sent on a subscription to it); one that unsubscribes from the operators channel (every client of the
+    page does, when it leaves) is gone."""
 
-    def __init__(self, operators: Operators) -> None:
-        self.operators = operators
+    def __init__(self, node: ConsoleNode) -> None:
+        self.operators = node.operators
+        self.node = node
 
     def on_subscribe(self, client, channel) -> None:
         self.operators.seen(client.id)
+        if channel.topic in (WORLD, WORLD_MAP):
+            self.node.world_due = True
 
     def on_unsubscribe(self, client, channel) -> None:
         if channel.topic == OPERATORS:

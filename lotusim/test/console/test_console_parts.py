@@ -287,3 +287,88 @@ def test_a_watch_subscribes_once_and_ends_with_its_last_renewal(monkeypatch):
     for k in range(cw.MAX_WATCHED + 5):
         watch.watch(f"v{k}")
     assert len(watch.until) == cw.MAX_WATCHED
+
+
+def _island_world():
+    """A 100 m square island (20 m high) with a buoy, a rock and a yawed pier, around 48.3 N, 4.6 W."""
+    from lotusim_env.world import build_world
+
+    origin = GeodeticOrigin(48.3, -4.6)
+    config = {
+        "coast": {"polygons": [[[100.0, 100.0], [200.0, 100.0], [200.0, 200.0], [100.0, 200.0]]], "elevation_m": 20.0},
+        "objects": [
+            {"name": "buoy_1", "kind": "buoy", "position": [-50.0, 30.0, 0.0], "radius_m": 0.5, "height_m": 4.0},
+            {"name": "rock_1", "kind": "rock", "position": [10.0, -20.0, -1.0], "radius_m": 3.0},
+            {"name": "pier", "kind": "pier", "position": [0.0, 0.0, 1.0], "size_m": [60.0, 6.0, 3.0], "yaw_deg": 30.0},
+        ],
+    }
+    return build_world(config, "world", None, origin), origin
+
+
+def test_a_square_island_is_two_top_triangles_eight_wall_triangles_and_its_outline():
+    from foxglove.messages import Timestamp
+
+    from lotusim_core.console import world_view as wv
+
+    world, _ = _island_world()
+    top = wv.land_top_triangles(world)
+    assert top.shape == (2, 3, 2)
+    # the two triangles tile the square: areas 5000 m2 each, every vertex a corner of the island
+    u, v = top[:, 1] - top[:, 0], top[:, 2] - top[:, 0]
+    areas = 0.5 * np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0])
+    np.testing.assert_allclose(areas, [5000.0, 5000.0])
+    corners = {(100.0, 100.0), (200.0, 100.0), (200.0, 200.0), (100.0, 200.0)}
+    assert {tuple(p) for p in top.reshape(-1, 2).tolist()} == corners
+    walls = wv.wall_triangles(world)
+    assert walls.shape == (8, 3, 3)  # 4 edges, 2 triangles each
+    assert set(np.unique(walls[:, :, 2])) == {0.0, 20.0}  # from the sea surface up to elevation_m
+    # each wall quad is 100 m x 20 m: the 8 triangles' areas sum to 4 x 2000 m2
+    wall_area = 0.5 * np.linalg.norm(np.cross(walls[:, 1] - walls[:, 0], walls[:, 2] - walls[:, 0]), axis=1)
+    assert wall_area.sum() == pytest.approx(4 * 100.0 * 20.0)
+    encoded = wv.world_scene(world, Timestamp(0, 0)).encode()  # protobuf: ids and frame as UTF-8
+    assert wv.LAND_ID.encode() in encoded and b"map" in encoded
+
+
+def test_each_object_is_its_primitive_at_its_pose_and_size_labelled_with_its_kind():
+    from foxglove.messages import Timestamp
+
+    from lotusim_core.console import world_view as wv
+
+    world, _ = _island_world()
+    buoy, rock, pier = wv.object_looks(world)
+    assert [buoy["id"], rock["id"], pier["id"]] == ["world/buoy_1", "world/rock_1", "world/pier"]
+    # a buoy: vertical cylinder, 1 m across, 4 m tall, centred at its position, the buoy kind's red
+    assert (buoy["shape"], buoy["position"], buoy["size"]) == ("cylinder", (-50.0, 30.0, 0.0), (1.0, 1.0, 4.0))
+    assert buoy["rgb"] == pytest.approx((0.8, 0.1, 0.1)) and buoy["orientation"] == (0.0, 0.0, 0.0, 1.0)
+    assert buoy["label"] == "buoy_1 (buoy)" and buoy["label_position"] == (-50.0, 30.0, 3.0)  # 1 m above its top
+    assert (rock["shape"], rock["size"], rock["position"][2]) == ("sphere", (6.0, 6.0, 6.0), -1.0)
+    assert (pier["shape"], pier["size"]) == ("box", (60.0, 6.0, 3.0))
+    s, c = math.sin(math.radians(15.0)), math.cos(math.radians(15.0))  # yaw 30 deg about z
+    assert pier["orientation"] == pytest.approx((0.0, 0.0, s, c))
+    encoded = wv.world_scene(world, Timestamp(0, 0)).encode()
+    assert all(token in encoded for token in (b"world/land", b"world/buoy_1", b"rock_1 (rock)", b"world/pier"))
+    assert wv.world_scene(type(world)(), Timestamp(0, 0)).encode() == b""  # an empty world draws nothing
+
+
+def test_the_page_gets_the_island_and_objects_in_wgs84():
+    from lotusim_core.console import world_view as wv
+
+    world, origin = _island_world()
+    page = wv.world_wgs84(world, origin)
+    json.dumps(page)  # JSON-ready
+    (island,) = page["land"]
+    (ring,) = island  # an exterior ring, no hole, open (4 corners)
+    assert len(ring) == 4
+    # local spherical approximation (WGS84 radii at 48.3 N: M = 6.3664e6 m, N = 6.3889e6 m; < 1e-7 deg at 300 m)
+    lat0, lon0 = math.radians(48.3), 48.3
+    m_r = 6378137.0 * (1 - 0.00669438) / (1 - 0.00669438 * math.sin(lat0) ** 2) ** 1.5
+    n_r = 6378137.0 / math.sqrt(1 - 0.00669438 * math.sin(lat0) ** 2)
+    for lat, lon in ring:
+        east = math.radians(lon + 4.6) * n_r * math.cos(lat0)
+        north = math.radians(lat - lon0) * m_r
+        assert min(abs(east - 100.0), abs(east - 200.0)) < 0.05 and min(abs(north - 100.0), abs(north - 200.0)) < 0.05
+    buoy = page["objects"][0]
+    assert (buoy["name"], buoy["kind"], buoy["shape"], buoy["radius_m"]) == ("buoy_1", "buoy", "cylinder", 0.5)
+    assert math.radians(buoy["lon"] + 4.6) * n_r * math.cos(lat0) == pytest.approx(-50.0, abs=0.05)
+    assert math.radians(buoy["lat"] - 48.3) * m_r == pytest.approx(30.0, abs=0.05)
+    assert buoy["color"] == "#cc1a1a" and page["objects"][2]["radius_m"] == 30.0  # pier: half of its 60 m length
