@@ -24,14 +24,17 @@ pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes o
 STEP_S = 0.02
 
 
+CYCLE_LIMIT_S = 30.0  # wall s for one lockstep cycle: a DDS resend on a loaded machine (two test processes) takes s
+
+
 def run_lockstep(sim: Sim, fc, cycles: int) -> None:
     """One physics step (one odometry message at 50 Hz), wait for the controller's answer at the worker; repeat."""
     entry = sim.worker.vessels["drone"]
     for _ in range(cycles):
         target = fc.odom_count + 1
         sim.step(1)
-        spin_until(sim.executor, lambda t=target: fc.odom_count >= t, 10.0, "flight controller update")
-        spin_until(sim.executor, lambda: np.array_equal(entry.thruster_cmd, fc.last_commands), 10.0,
+        spin_until(sim.executor, lambda t=target: fc.odom_count >= t, CYCLE_LIMIT_S, "flight controller update")
+        spin_until(sim.executor, lambda: np.array_equal(entry.thruster_cmd, fc.last_commands), CYCLE_LIMIT_S,
                    "commands at the worker")  # fmt: skip
 
 
