@@ -1,17 +1,19 @@
 """The console as operators use it: `lotusim run --console` on a small fleet, the page in two headless Chromium
 sessions (Debian's chromium, driven by Playwright), an operator's clicks carried out by the simulation and seen
 by the other session: a spawn, a route the USV then follows, pause and resume, bad input refused with its reason,
-a spectator refused, a delete; Foxglove's own channels served beside it. Screenshots go to the test's directory."""
+a spectator refused, a delete; the scenario's world (an island, a buoy) on the page's map and on the Foxglove
+channel /lotusim/console/world. Screenshots go to the test's directory."""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import textwrap
 import time
 
 import pytest
-from browser_probe import chromium_or_skip, free_port, wait_for_fleet
+from browser_probe import RAW_FOXGLOVE_CLIENT, chromium_or_skip, free_port, wait_for_fleet
 
 # DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
 pytestmark = [pytest.mark.ros, pytest.mark.serial]
@@ -29,6 +31,11 @@ SCENARIO = """\
       origin: {latitude_deg: 48.3, longitude_deg: -4.6}
       bathymetry: {model: flat, depth_m: 50.0}
     physics: {step_s: 0.02, mode: scaled, real_time_factor: 3.0}
+    environment:
+      world:   # away from every vessel and route below
+        coast: {polygons: [[[150.0, 80.0], [250.0, 80.0], [250.0, 180.0], [150.0, 180.0]]], elevation_m: 10.0}
+        objects:
+          - {name: buoy_1, kind: buoy, position: [-100.0, 50.0, 0.0]}
     vessels:
       - {name: wamv_1, model: wamv, pose: {position: [0.0, 0.0, 0.0], yaw_deg: 0.0}}
       - {name: auv_1, model: lrauv, pose: {position: [-60.0, -40.0, -5.0], yaw_deg: 0.0}}
@@ -46,6 +53,15 @@ def _east_north_to_latlon(east_m: float, north_m: float) -> tuple[float, float]:
     """A point near the origin (spherical approximation, < 1 mm error at 100 m)."""
     r = 6_371_000.0
     return ORIGIN[0] + math.degrees(north_m / r), ORIGIN[1] + math.degrees(east_m / (r * math.cos(math.radians(48.3))))
+
+
+def _wgs84(east_m: float, north_m: float) -> tuple[float, float]:
+    """A point near the origin with the WGS84 ellipsoid's radii of curvature there (meridian M, prime vertical N;
+    error < 1 cm at 300 m): lat = lat0 + north / M, lon = lon0 + east / (N cos lat0)."""
+    a, e2, lat0 = 6_378_137.0, 0.00669437999014, math.radians(ORIGIN[0])
+    w = 1.0 - e2 * math.sin(lat0) ** 2
+    m_r, n_r = a * (1.0 - e2) / w**1.5, a / math.sqrt(w)
+    return ORIGIN[0] + math.degrees(north_m / m_r), ORIGIN[1] + math.degrees(east_m / (n_r * math.cos(lat0)))
 
 
 def _click_at(page, lat: float, lon: float) -> None:
@@ -71,6 +87,30 @@ def _wait_message(page, previous: str, timeout_s: float = 30.0) -> tuple[str, st
     return _message(page)
 
 
+def _check_world(page, ws_port: int) -> None:
+    """The scenario's island is one filled polygon at its corners (WGS84) on the page's map, the buoy a circle with
+    its name and kind; a Foxglove client of /lotusim/console/world receives the land and the buoy."""
+    page.wait_for_function("() => window.lotusim.world.polygons === 1 && window.lotusim.world.objects === 1",
+                           timeout=30_000)  # fmt: skip
+    drawn = page.evaluate("""() => worldLayer.getLayers().map((l) => l instanceof L.Polygon
+        ? {polygon: l.getLatLngs()[0].map((p) => [p.lat, p.lng]), filled: l.options.fill}
+        : {circle: [l.getLatLng().lat, l.getLatLng().lng], tip: l.getTooltip().getContent()})""")
+    (island,) = [d for d in drawn if "polygon" in d]
+    (buoy,) = [d for d in drawn if "circle" in d]
+    corners = [_wgs84(e, n) for e, n in ((150.0, 80.0), (250.0, 80.0), (250.0, 180.0), (150.0, 180.0))]
+    assert island["filled"] and len(island["polygon"]) == 4
+    for lat, lon in corners:  # 5e-7 deg: < 6 cm
+        assert min(math.hypot(lat - a, lon - b) for a, b in island["polygon"]) < 5e-7, (lat, lon, island)
+    assert buoy["circle"] == pytest.approx(_wgs84(-100.0, 50.0), abs=5e-7)
+    assert buoy["tip"] == "buoy_1 (buoy, cylinder)"
+    got = page.evaluate(RAW_FOXGLOVE_CLIENT, [f"ws://127.0.0.1:{ws_port}", ["/lotusim/console/world"]])
+    assert ("/lotusim/console/world", "foxglove.SceneUpdate") in {
+        (c["topic"], c["schemaName"]) for c in got["channels"]
+    }
+    payload = base64.b64decode(got["first"]["/lotusim/console/world"])
+    assert b"world/land" in payload and b"world/buoy_1" in payload and b"buoy_1 (buoy)" in payload
+
+
 def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_domain_env):
     scenario = tmp_path / "console_test.yaml"
     scenario.write_text(textwrap.dedent(SCENARIO))
@@ -94,6 +134,7 @@ def test_two_operators_spawn_route_pause_and_delete_from_the_page(tmp_path, own_
                 page.goto(f"http://127.0.0.1:{page_port}/")
                 wait_for_fleet(page, 2)
             assert sorted(bob.evaluate("() => window.lotusim.fleet.name")) == ["auv_1", "wamv_1"]
+            _check_world(bob, ws_port)
             assert bob.evaluate("() => window.lotusim.fleet.model") is not None
             bob.wait_for_function("() => document.getElementById('model').options.length > 0", timeout=30_000)
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from browser_probe import chromium_or_skip, free_port, wait_for_fleet
+from browser_probe import RAW_FOXGLOVE_CLIENT, chromium_or_skip, free_port, wait_for_fleet
 
 pytestmark = pytest.mark.ros  # starts lotusim run (DDS participants)
 pytest.importorskip("rclpy")
@@ -20,38 +20,6 @@ sync_api, CHROMIUM = chromium_or_skip()
 
 from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
 
-# A raw Foxglove WebSocket client in the page: the channels advertised, the services, and the first message of
-# each Foxglove-schema channel (base64), as Foxglove's app would subscribe to them.
-RAW_CLIENT = """async ([url, topics]) => {
-  const ws = new WebSocket(url, ["foxglove.sdk.v1", "foxglove.websocket.v1"]);
-  ws.binaryType = "arraybuffer";
-  const channels = [], services = [], first = {}, byId = new Map();
-  await new Promise((resolve, reject) => {
-    setTimeout(() => reject(new Error("no message on every channel within 20 s: " + Object.keys(first))), 20000);
-    ws.onmessage = (ev) => {
-      if (typeof ev.data === "string") {
-        const msg = JSON.parse(ev.data);
-        if (msg.op === "advertise") for (const ch of msg.channels) {
-          channels.push({topic: ch.topic, schemaName: ch.schemaName, encoding: ch.encoding});
-          const k = topics.indexOf(ch.topic);
-          if (k >= 0) { byId.set(k + 1, ch.topic);
-            ws.send(JSON.stringify({op: "subscribe", subscriptions: [{id: k + 1, channelId: ch.id}]})); }
-        }
-        if (msg.op === "advertiseServices") for (const s of msg.services) services.push(s.name);
-        return;
-      }
-      const view = new DataView(ev.data);
-      if (view.getUint8(0) !== 1) return;
-      const topic = byId.get(view.getUint32(1, true));
-      if (topic && !(topic in first)) {
-        first[topic] = btoa(String.fromCharCode(...new Uint8Array(ev.data, 13)));
-        if (Object.keys(first).length === topics.length) resolve();
-      }
-    };
-  });
-  ws.close();
-  return {channels, services, first};
-}"""
 FOXGLOVE_SCHEMAS = {
     "/lotusim/console/scene": "foxglove.SceneUpdate",
     "/lotusim/console/tf": "foxglove.FrameTransforms",
@@ -83,7 +51,7 @@ def test_lotusim_console_serves_a_running_simulation_to_the_page_and_to_foxglove
             (name,) = page.evaluate("() => window.lotusim.fleet.name")
             # the map's origin came from /lotusim/environment (the scenario's world.origin), not a default
             lat = page.evaluate("() => window.lotusim.fleet.lat[0]")
-            got = page.evaluate(RAW_CLIENT, [f"ws://127.0.0.1:{ws_port}", list(FOXGLOVE_SCHEMAS)])
+            got = page.evaluate(RAW_FOXGLOVE_CLIENT, [f"ws://127.0.0.1:{ws_port}", list(FOXGLOVE_SCHEMAS)])
             browser.close()
         advertised = {c["topic"]: (c["schemaName"], c["encoding"]) for c in got["channels"]}
         for topic, schema in FOXGLOVE_SCHEMAS.items():

@@ -19,6 +19,7 @@ const state = {
   dirty: true,
   frames: [],             // rAF timestamps of the last second
   drawMs: [],             // canvas draw times (ms)
+  world: { polygons: 0, objects: 0 },  // what the map shows of /lotusim/console/world_map (land, objects)
 };
 window.lotusim = state;   // for tests and curious users
 
@@ -30,6 +31,7 @@ const canvas = document.createElement("canvas");
 canvas.className = "fleet";
 map.getContainer().appendChild(canvas);
 const routeLine = L.polyline([], { color: "#ffd54a", weight: 2, dashArray: "6 4" }).addTo(map);
+const worldLayer = L.layerGroup().addTo(map);  // land and objects (Leaflet's canvas, under the fleet's)
 
 function resize() {
   const size = map.getSize();
@@ -321,9 +323,24 @@ async function connect() {
       else if (topic === "/lotusim/console/operators") onOperators(body);
       else if (topic === "/lotusim/console/audit") onAudit(body);
       else if (topic === "/lotusim/console/models") onModels(body);
+      else if (topic === "/lotusim/console/world_map") onWorld(body);
     },
   });
-  for (const t of ["fleet", "operators", "audit", "models"]) client.subscribe(`/lotusim/console/${t}`);
+  for (const t of ["fleet", "operators", "audit", "models", "world_map"]) client.subscribe(`/lotusim/console/${t}`);
+}
+
+function onWorld(world) {
+  // the world's land (filled polygons, holes kept) and objects (circles, name and kind on hover), WGS84; static
+  worldLayer.clearLayers();
+  for (const rings of world.land) {
+    L.polygon(rings, { color: "#8a7a5c", weight: 1, fillColor: "#73664d", fillOpacity: 0.9, interactive: false })
+      .addTo(worldLayer);
+  }
+  for (const o of world.objects) {
+    L.circleMarker([o.lat, o.lon], { radius: 5, color: "#fff", weight: 1.5, fillColor: o.color, fillOpacity: 1 })
+      .bindTooltip(`${escapeHtml(o.name)} (${escapeHtml(o.kind)}, ${o.shape})`).addTo(worldLayer);
+  }
+  state.world = { polygons: world.land.length, objects: world.objects.length };
 }
 
 function onModels(models) {
