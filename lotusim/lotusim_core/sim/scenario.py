@@ -89,6 +89,9 @@ class Physics:
     odom_rate_hz: float = 10.0
     publish_tf: bool = True  # /tf: map -> <vessel>/base_link with the odometry (off when a HIL stack owns the frames)
     stats_rate_hz: float = 1.0
+    collisions: bool = True  # vessels collide with each other, the seabed, the coast and objects (docs/physics.md)
+    collision_restitution: float = 0.0  # e in [0, 1]: 0 plastic
+    collision_friction: float = 0.0  # Coulomb mu >= 0
 
     @property
     def fleet_state_rate_hz(self) -> float:
@@ -347,6 +350,9 @@ class Scenario:
                 "odom_rate_hz": p.odom_rate_hz,
                 "publish_tf": p.publish_tf,
                 "stats_rate_hz": p.stats_rate_hz,
+                "collisions": p.collisions,
+                "collision_restitution": p.collision_restitution,
+                "collision_friction": p.collision_friction,
                 "integrator": p.integrator,
                 "substeps": p.substeps,
                 "water_density_kgm3": w.water_density_kgm3,
@@ -542,6 +548,11 @@ class _Validator(Validator):
             odom_rate_hz=self.get_number(raw, "odom_rate_hz", key, d.odom_rate_hz, low=0.0, strict_low=True),
             publish_tf=self.get_boolean(raw, "publish_tf", key, d.publish_tf),
             stats_rate_hz=self.get_number(raw, "stats_rate_hz", key, d.stats_rate_hz, low=0.0, strict_low=True),
+            collisions=self.get_boolean(raw, "collisions", key, d.collisions),
+            collision_restitution=self.get_number(
+                raw, "collision_restitution", key, d.collision_restitution, low=0.0, high=1.0
+            ),
+            collision_friction=self.get_number(raw, "collision_friction", key, d.collision_friction, low=0.0),
         )
         if p.mode == "realtime" and p.real_time_factor != 1.0:
             raise self.fail(

@@ -495,3 +495,17 @@ def test_a_hull_box_overrides_the_derived_one_and_round_trips():
     assert half == pytest.approx([1.0, 0.5, 0.25]) and centre == pytest.approx([0.0, 0.0, 0.0])
     again = spec_from_mapping(spec_to_mapping(kayak), "again", "kayak_usv")
     assert hull_box_of(again)[0] == pytest.approx([1.0, 0.5, 0.25])
+
+
+def test_a_scenarios_physics_section_sets_the_contact_law_of_its_workers(tmp_path):
+    from lotusim_core.sim.scenario import ScenarioError, load_scenario
+
+    text = "vessels: [{name: k, model: kayak_usv, pose: {position: [0.0, 0.0, 0.0]}}]\nphysics: {%s}\n"
+    path = tmp_path / "s.yaml"
+    path.write_text(text % "collision_restitution: 0.3, collision_friction: 0.4")
+    params = load_scenario(path).plan().node_parameters["dynamics_0"]
+    assert (params["collisions"], params["collision_restitution"], params["collision_friction"]) == (True, 0.3, 0.4)
+    path.write_text(text % "collision_restitution: 1.5")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert "physics.collision_restitution" in str(info.value)
