@@ -509,3 +509,18 @@ def test_a_scenarios_physics_section_sets_the_contact_law_of_its_workers(tmp_pat
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
     assert "physics.collision_restitution" in str(info.value)
+
+
+def test_a_drone_still_lands_on_a_deck_with_collisions_on():
+    """Drone-deck contact is the deck model's (lotusim_physics.decks): with collisions on, a drone dropped 2 m over a
+    WAM-V's deck lands on it (gear on the deck plane 1.0 m above the waterline) and no collision is reported."""
+    fleet = _fleet(Obstacles(FlatSeabed(30.0).seabed_depth_m, 30.0))
+    fleet.add("usv", load_vehicle("wamv"), [0.0, 0.0, 0.0], IDENTITY)
+    fleet.step(0.0, steps=200)  # settled at its waterline
+    gear = load_vehicle("x500").aerial.contact_height_m
+    fleet.add("drone", load_vehicle("x500"), [0.0, 0.0, -(1.0 + gear + 2.0)], IDENTITY)  # motors off
+    fleet.step(4.0, steps=150)
+    assert fleet.on_deck("drone") == "usv"
+    boat, drone = fleet.position_ned
+    assert drone[2] + gear - boat[2] == pytest.approx(-1.0, abs=1e-6)
+    assert fleet.take_collision_events() == [] and not fleet.colliding.any()
