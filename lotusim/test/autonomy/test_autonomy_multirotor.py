@@ -338,10 +338,11 @@ def test_a_scenario_with_slow_states_is_refused_with_its_key(tmp_path):
 
     drone = "vessels: [{name: drone, model: x500, pose: {position: [0.0, 0.0, 5.0]}}]\n"
     path = tmp_path / "slow.yaml"
+    slow_sensors = ", ".join(f"{kind}: {{rate_hz: 10.0}}" for kind in load_vehicle("x500").sensors)  # under 33 Hz
     for controller, slow, fast in (
         (
             "{type: flight_controller, vessel: drone}",
-            "physics: {step_s: 0.03}\nsensors: {defaults: {imu: {rate_hz: 10.0}, magnetometer: {rate_hz: 10.0}}}\n",
+            f"physics: {{step_s: 0.03}}\nsensors: {{defaults: {{{slow_sensors}}}}}\n",
             "",
         ),
         (
