@@ -18,7 +18,7 @@ import numpy as np
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_env.environment import Environment
-from lotusim_sensors import acoustic, ais, dvl, gps, imaging, imu, lidar, noise, pressure, rotations
+from lotusim_sensors import acoustic, ais, barometer, dvl, gps, imaging, imu, lidar, noise, pressure, rotations
 from lotusim_sensors.banks import NS_PER_S, Bank
 from lotusim_sensors.roster import Roster
 
@@ -99,6 +99,17 @@ def sample_pressure(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site:
         where, p["depth_noise_std_m"], site.env.water_density_kgm3, bank.draw(due, 1), waves=waves
     )
     return Samples((pa.tolist(), (std * std).tolist(), depth.tolist()), 1.0 / p["rate_hz"])
+
+
+def sample_barometer(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Site) -> Samples:
+    """Air pressure (Pa) and its variance (Pa^2) at the sensors (the water's pressure below the surface)."""
+    p = bank.take(due)
+    mount = np.column_stack([p["x_m"], p["y_m"], p["z_m"]])
+    where = pressure.sensor_positions_enu(fleet.pos[due], fleet.quat[due], mount)
+    quiet = np.zeros((len(due), 1))
+    water_pa, _, _ = pressure.pressure_measure(where, np.zeros(len(due)), site.env.water_density_kgm3, quiet)
+    pa, std = barometer.barometer_measure(where, p["noise_std_pa"], bank.draw(due, 1), water_pa)
+    return Samples((pa.tolist(), (std * std).tolist()), 1.0 / p["rate_hz"])
 
 
 def sample_gps(bank: Bank, due: np.ndarray, t_ns: int, fleet: Roster, site: Site) -> Samples:
@@ -260,6 +271,7 @@ SAMPLERS: dict[str, Sampler] = {
     "imu": sample_imu,
     "magnetometer": sample_magnetometer,
     "pressure": sample_pressure,
+    "barometer": sample_barometer,
     "gps": sample_gps,
     "dvl": sample_dvl,
     "altimeter": sample_altimeter,

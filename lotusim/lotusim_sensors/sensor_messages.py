@@ -165,6 +165,20 @@ def _publish_pressure(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
     return 2 * len(due)
 
 
+def _create_barometer(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
+    fp = FluidPressure()
+    fp.header.frame_id = frame
+    return (pub(FluidPressure, "air_pressure"),), (RawMessage(fp, PRESSURE_FIELDS),)
+
+
+def _publish_barometer(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
+    sec, nsec = divmod(t_ns, NS_PER_S)
+    for slot, pr, var in zip(due, *s.columns, strict=True):
+        (p_pub,), (fp,) = io[slot]
+        p_pub.publish(fp.pack([sec, nsec, pr, var]))
+    return len(due)
+
+
 def _create_gps(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
     fix, vel = NavSatFix(), TwistWithCovarianceStamped()
     fix.header.frame_id, vel.header.frame_id = frame, "map"
@@ -385,6 +399,7 @@ def adapters(ais_fleet_pub: Any) -> dict[str, Adapter]:
         "imu": Adapter(_create_imu, _publish_packed),
         "magnetometer": Adapter(_create_magnetometer, _publish_packed),
         "pressure": Adapter(_create_pressure, _publish_pressure),
+        "barometer": Adapter(_create_barometer, _publish_barometer),
         "gps": Adapter(_create_gps, _publish_gps),
         "dvl": Adapter(_create_dvl, _publish_dvl),
         "altimeter": Adapter(_create_altimeter, _publish_value),

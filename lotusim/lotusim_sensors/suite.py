@@ -38,6 +38,9 @@ DEFAULTS: dict[str, dict[str, float]] = {
     "magnetometer": {"rate_hz": 50.0, "noise_std_t": 1.0e-7},
     # [Meyers2025] sec. V: 10 Hz, sigma 0.01 m (Bar30 on CougUV).
     "pressure": {"rate_hz": 10.0, "depth_noise_std_m": 0.01},
+    # Air pressure (drones): 50 Hz as the x500_base model's air_pressure sensor [PX4GazeboModels2025]; noise the
+    # MS5611's resolution RMS at OSR 4096, 0.012 mbar [MS5611Datasheet] (lotusim_sensors.barometer).
+    "barometer": {"rate_hz": 50.0, "noise_std_pa": 1.2},
     # [SaldarriagaMesa2025] Table A3 (position 0.5 m, velocity 0.05 m/s); 5 Hz = the issue's standard suite.
     "gps": {
         "rate_hz": 5.0,
@@ -171,6 +174,7 @@ COUNT_KEYS = ("beams", "horizontal_beams", "channels", "n_azimuth", "n_range", "
 # Non-numeric keys per kind: ais class ("A" | "B") and mmsi; usbl targets ("all" or a list of names).
 EXTRA_KEYS: dict[str, dict[str, Any]] = {"ais": {"class": "A", "mmsi": 0}, "usbl": {"targets": "all"}}
 KINDS = tuple(DEFAULTS)
+NOISE_SUFFIXES = ("_std_m", "_std_t", "_std_mps", "_std_rad", "_std_pa", "_sigma", "_density", "_walk")  # >= 0
 
 
 def merge_sensors(base: Mapping | None, override: Mapping | None) -> dict[str, Any]:
@@ -228,7 +232,7 @@ def _parse_params(kind: str, given: Mapping, where: str) -> dict[str, Any]:
         if rate_key in params and not params[rate_key] > 0.0:
             raise ValueError(f"{where}.{rate_key}: expected a positive rate in Hz, got {params[rate_key]}")
     for key, value in params.items():
-        if (key.endswith(("_std_m", "_std_t", "_std_mps", "_std_rad", "_sigma", "_density", "_walk"))) and value < 0:
+        if key.endswith(NOISE_SUFFIXES) and value < 0:
             raise ValueError(f"{where}.{key}: expected a non-negative noise parameter, got {value}")
     for key in COUNT_KEYS:
         if key in params and not (params[key] >= 1 and float(params[key]).is_integer()):

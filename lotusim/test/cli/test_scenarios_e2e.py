@@ -73,6 +73,16 @@ def run_scenario(
     return tracks, wall_s
 
 
+def read_topic(out: Path, topic: str) -> list[tuple[float, object]]:
+    """(stamp s, message) of `topic` in the recording run_scenario wrote under `out`."""
+    with AnyReader([sorted((out / "rec").rglob("*.mcap"))[0].parent]) as reader:
+        connections = [c for c in reader.connections if c.topic == topic]
+        return [
+            (m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, m)
+            for m in (reader.deserialize(raw, c.msgtype) for c, _, raw in reader.messages(connections=connections))
+        ]
+
+
 def check_autopilot(name: str, track, setpoints: dict, hold_s: float, tol: dict) -> str:
     """Over the last hold_s seconds: median and maximum depth and heading errors within tol."""
     t, xyz, q = track
@@ -251,3 +261,15 @@ def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tm
         (lines if ok else failed).append(f"{c.vessel}: {what}")
     print(f"\nx500_waypoints ({wall_s:.0f} s wall):\n" + "\n".join(lines + failed))
     assert len(lines) + len(failed) == 3 and not failed, "\n".join(failed)
+    # the barometer (50 Hz) over the last 5 s of hover at 15 m: the ISA pressure at the drone's height
+    t, xyz, _ = tracks["drone_1"]
+    held = [
+        (stamp, m.fluid_pressure) for stamp, m in read_topic(tmp_path, "/drone_1/air_pressure") if stamp > t[-1] - 5
+    ]
+    heights = np.interp([stamp for stamp, _ in held], t, xyz[:, 2])
+    isa = 101325.0 * (1.0 - 0.0065 * heights / 288.15) ** 5.2559  # ISO 2533 troposphere
+    error = np.array([p for _, p in held]) - isa
+    print(
+        f"drone_1 barometer: {len(held)} readings in 5 s, median error {np.median(error):.2f} Pa, std {error.std():.2f}"
+    )
+    assert 200 <= len(held) <= 260 and abs(np.median(error)) < 3.0 and error.std() < 6.0
