@@ -91,6 +91,7 @@ class Obstacles:
     object_centres_ned: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     object_half: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     object_psi: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    land: object = None  # the land as one shapely geometry in map ENU (lotusim_env.world.World.land), or None
 
     def __post_init__(self) -> None:
         edges = self.edges
@@ -140,6 +141,7 @@ def obstacles_of(environment) -> Obstacles:
         object_centres_ned=np.column_stack([centres[:, 1], centres[:, 0], -centres[:, 2]]),
         object_half=np.asarray(world.object_half_extents, dtype=float).reshape(-1, 3),
         object_psi=0.5 * np.pi - yaw,
+        land=world.land if len(edges_enu) else None,
     )
 
 
@@ -436,6 +438,28 @@ def _vs_cylinder(boxes, b, obstacles, o):
     return np.minimum(depth_h, depth_v), normal
 
 
+def inland_contacts(boxes: FleetBoxes, obstacles: Obstacles, which: np.ndarray) -> Contacts:
+    """Coast contacts of the boxes `which` (positions in boxes) whose centre is on land: pushed out through the
+    nearest edge, by the centre's depth behind it plus the box's extent along its normal (a vessel created or moved
+    onto land; one crossing a wall is caught by coast_contacts)."""
+    if obstacles.land is None or not len(which):
+        return Contacts.empty()
+    c = boxes.centre[which]
+    inside = which[shapely.intersects_xy(obstacles.land, c[:, 1], c[:, 0])]
+    if not len(inside):
+        return Contacts.empty()
+    c = boxes.centre[inside]
+    _, edge = obstacles._edge_tree.query_nearest(shapely.points(c[:, 0], c[:, 1]))  # noqa: SLF001
+    n = obstacles.edge_normals[edge]
+    u, v = _axes(boxes.psi[inside])
+    half = boxes.half[inside]
+    extent = half[:, 0] * np.abs(np.einsum("ki,ki->k", u, n)) + half[:, 1] * np.abs(np.einsum("ki,ki->k", v, n))
+    depth = np.einsum("ki,ki->k", obstacles.edges[edge, :2] - c[:, :2], n) + extent
+    normal = np.column_stack([n, np.zeros(len(inside))])
+    point = support_point(boxes, inside, -normal)
+    return Contacts(boxes.rows[inside], np.full(len(inside), COAST), edge, depth, normal, point)
+
+
 def static_contacts(boxes: FleetBoxes, obstacles: Obstacles, margin_m: float) -> Contacts:
     """Every contact of the boxes with the seabed, the coast and the objects (one per vessel and kind)."""
     return Contacts.concat(
@@ -539,6 +563,7 @@ class Collider:
         self.ongoing: set[tuple[str, str]] = set()
         self.contact_rows = np.zeros(0, dtype=np.int64)  # fleet rows with a contact at the last check
         self.events: list[CollisionEvent] = []
+        self.placed: set[str] = set()  # vessels created or moved since the last check: are they on land?
 
     def boxes(self, state: FleetState) -> FleetBoxes:
         rows = np.flatnonzero(state.active)
@@ -549,7 +574,7 @@ class Collider:
         """Whether some vessel could reach an obstacle or another vessel within horizon_s h: any gap smaller than
         the reach 2 v_max h + A_MAX h^2 / 2 + margin (v_max: the fastest vessel's speed now; accelerations up to
         A_MAX), so that steps without any can be integrated in one call and left unchecked."""
-        if self.ongoing:  # contacts go on: they are checked anyway
+        if self.ongoing or self.placed:  # contacts go on, or vessels were placed: they are checked anyway
             return True
         if not state.active.any():
             return False
@@ -565,11 +590,16 @@ class Collider:
     def resolve(self, state: FleetState, names: list[str], t_s: float) -> bool:
         """Detect and respond (module docstring) in place on state; note the contacts that began as events at sim
         time t_s. Returns whether the set of vessels in contact changed."""
-        if not self.ongoing and self.clear(state):
+        if not self.ongoing and not self.placed and self.clear(state):
             return self.end_all()
         boxes = self.boxes(state)
         margin = self.params.margin_m
         static = static_contacts(boxes, self.obstacles, margin)
+        if self.placed:  # created or moved onto land, without an edge near: out through the nearest edge
+            placed = np.flatnonzero(np.isin([names[r] for r in boxes.rows], list(self.placed)))
+            self.placed = set()
+            placed = placed[~np.isin(boxes.rows[placed], static.row[static.kind == COAST])]
+            static = Contacts.concat([static, inland_contacts(boxes, self.obstacles, placed)])
         i, j, depth, normal = vessel_contacts(boxes, margin)
         rot = rotation_matrix(state.q)
         velocity = np.einsum("nij,nj->ni", rot, state.nu[:, :3])  # NED ground velocity
@@ -650,6 +680,7 @@ class Collider:
     def forget(self, name: str) -> None:
         """Vessel `name` left the fleet: its contacts end (no event)."""
         self.ongoing = {key for key in self.ongoing if name not in key}
+        self.placed.discard(name)
         self.contact_rows = np.zeros(0, dtype=np.int64)  # rows move when a vessel leaves: found again next step
 
     def take_events(self) -> list[CollisionEvent]:

@@ -440,6 +440,8 @@ class Fleet:
         self._specs[i] = spec
         self._index[name] = i
         self._unchecked_steps = 0
+        if self.collider is not None:
+            self.collider.placed.add(name)
         self._n += 1
         self._n_marine += not aerial
         self._note_roles(name, spec)
@@ -520,6 +522,8 @@ class Fleet:
         self._frozen[i] = False
         self._status[i] = 0
         self._unchecked_steps = 0
+        if self.collider is not None:
+            self.collider.placed.add(name)
 
     # --- commands --------------------------------------------------------------------------------------------
     def set_thruster_commands(self, name: str, values: Sequence[float] | np.ndarray) -> None:
@@ -683,7 +687,7 @@ class Fleet:
         vessel whose velocity the contact changed takes that change too."""
         state = self._contact_state()
         collider = self.collider
-        if not collider.ongoing and collider.clear(state):  # the common case, in a few NumPy calls
+        if not collider.ongoing and not collider.placed and collider.clear(state):  # the common case: a few calls
             self.contacts_changed |= collider.end_all()
             return
         nu_before = state.nu.copy()

@@ -524,3 +524,19 @@ def test_a_drone_still_lands_on_a_deck_with_collisions_on():
     boat, drone = fleet.position_ned
     assert drone[2] + gear - boat[2] == pytest.approx(-1.0, abs=1e-6)
     assert fleet.take_collision_events() == [] and not fleet.colliding.any()
+
+
+def test_a_vessel_created_or_moved_onto_land_is_put_back_in_the_water_through_the_nearest_shore():
+    square = [[0.0, 0.0], [200.0, 0.0], [200.0, 100.0], [0.0, 100.0]]  # ENU: 200 m east x 100 m north
+    fleet = _fleet(_world_obstacles({"coast": {"polygons": [square]}}))
+    kayak = load_vehicle("kayak_usv")
+    half, centre_frd = hull_box_of(kayak)
+    fleet.add("k", kayak, [30.0, 100.0, 0.0], IDENTITY)  # NED: 30 m north of the south shore, heading north
+    fleet.step(0.0)
+    centre = fleet.position_ned[0] + _rotation(fleet.q_ned_frd[0]) @ centre_frd
+    assert centre[0] + half[0] == pytest.approx(0.0, abs=1e-9)  # out through the south shore, bow on it
+    assert [(e.vessel, e.other) for e in fleet.take_collision_events()] == [("k", "coast")]
+    fleet.set_pose("k", [60.0, 190.0, 0.0], _q_heading(math.pi / 2))  # 10 m from the east shore, heading east
+    fleet.step(0.03)
+    centre = fleet.position_ned[0] + _rotation(fleet.q_ned_frd[0]) @ centre_frd
+    assert centre[1] - half[0] == pytest.approx(200.0, abs=1e-9)  # its stern on the east shore
