@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-# DDS participants; serial: a whole `lotusim run` (run one at a time, Makefile)
-pytestmark = [pytest.mark.ros, pytest.mark.serial]
+pytestmark = pytest.mark.ros  # a `lotusim run` of two or three vessels: light enough to share the machine
 pytest.importorskip("rosbags")
 from rosbags.highlevel import AnyReader  # noqa: E402
 from test_scenarios_e2e import run_scenario  # noqa: E402

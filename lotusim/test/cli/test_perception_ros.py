@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from test_scenarios_e2e import run_scenario  # noqa: E402  (the `lotusim run` helper)
 
-pytestmark = [pytest.mark.ros, pytest.mark.serial]
+pytestmark = pytest.mark.ros  # a `lotusim run` of two or three vessels: light enough to share the machine
 pytest.importorskip("rosbags")
 from rosbags.highlevel import AnyReader  # noqa: E402
 
