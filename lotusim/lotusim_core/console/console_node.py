@@ -255,13 +255,13 @@ class ConsoleNode(Node):
 
     def _publish_world(self) -> None:
         """The world (static): once per environment revision and again when a client subscribes to it."""
-        if not self.world_due or self.environment is None or not self._origin_given:
+        if not self.world_due or self.environment is None:
             return
         self.world_due = False
         world = self.environment.world
         if self.world_channel.has_sinks():
             self.world_channel.log(world_view.world_scene(world, scene.stamp(self.view.snapshot_time_s())))
-        if self.world_map_channel.has_sinks():
+        if self._origin_given and self.world_map_channel.has_sinks():  # WGS84 needs the map's origin
             page = world_view.world_wgs84(world, self.view.origin)
             self.world_map_channel.log(json.dumps(page, separators=(",", ":")).encode())
 

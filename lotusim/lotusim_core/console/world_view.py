@@ -24,6 +24,8 @@ from foxglove.messages import (
     Pose,
     Quaternion,
     SceneEntity,
+    SceneEntityDeletion,
+    SceneEntityDeletionType,
     SceneUpdate,
     SpherePrimitive,
     TextPrimitive,
@@ -72,10 +74,14 @@ def wall_triangles(world: World) -> np.ndarray:
 
 
 def world_scene(world: World, stamp: Timestamp) -> SceneUpdate:
-    """The land (one entity, LAND_ID) and one entity per object (`world/<name>`), in `map`; empty world: none."""
+    """The land (one entity, LAND_ID) and one entity per object (`world/<name>`), in `map`; empty world: none.
+
+    The update first deletes every entity of its channel (Foxglove applies deletions before entities): a new
+    environment revision's world replaces the previous one, objects removed included."""
     entities = [_land_entity(world, stamp)] if world.coast_rings else []
     entities += [_object_entity(look, stamp) for look in object_looks(world)]
-    return SceneUpdate(entities=entities)
+    deletions = [SceneEntityDeletion(timestamp=stamp, type=SceneEntityDeletionType.All, id="")]
+    return SceneUpdate(deletions=deletions, entities=entities)
 
 
 def _land_entity(world: World, stamp: Timestamp) -> SceneEntity:
