@@ -11,8 +11,8 @@ What a ray meets, and how (t: distance along the unit direction d from the origi
 - **Objects**: sphere (the quadratic |o + t d − c|² = r²), vertical cylinder (the same in x, y, bounded in z, and
   its two caps), box with a yaw (the slab method of Kay & Kajiya [KayKajiya1986] in the box's frame).
 - **Vessels**: oriented boxes (centre, rotation map ← body, half extents), the slab method in the body frame.
-The coast walls and the vessel boxes are tested in compiled loops (numba) over each ray's candidates; the rest
-is NumPy over (ray, candidate) pairs.
+The coast walls, the objects and the vessel boxes are tested in compiled loops (numba) over each ray's
+candidates; the planes and the bookkeeping are NumPy.
 - **Seabed** z = −H(x, y): flat (a plane, exact); gridded (bilinear H, lotusim_env.bathymetry): marched in steps
   of half the smallest grid spacing until the ray is below the bed, then the crossing is bisected to 1e-6 of a
   step. Exact but for a ray that dips below a ridge and out again within one step (a grazing ray over a feature
@@ -197,19 +197,6 @@ class _Cells:
         self.hi = (ij[first] + 1) * self.size + max_range_m
         self.count = len(uniq)
 
-    def pairs(self, cell: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ray, candidate) pairs from per-cell candidates (cell index, candidate index), every ray of each cell."""
-        if len(cell) == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        order = np.argsort(cell, kind="stable")
-        cell, cand = cell[order], cand[order]
-        per_cell = np.bincount(cell, minlength=self.count)
-        start = np.concatenate([[0], np.cumsum(per_cell)[:-1]])
-        k = per_cell[self.inverse]  # candidates of each ray
-        rays = np.repeat(np.arange(len(self.inverse)), k)
-        offsets = np.arange(len(rays)) - np.repeat(np.cumsum(k) - k, k)
-        return rays, cand[start[self.inverse][rays] + offsets]
-
     def csr(self, cell: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-cell candidate lists as (start (C + 1,), candidates): cell c's are cand[start[c]:start[c + 1]]."""
         order = np.argsort(cell, kind="stable")
@@ -294,83 +281,116 @@ def _objects(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _B
     if world.object_count == 0:
         return
     cell, item = cells.spheres(world.object_centers, world.object_radius_m)
-    rays, obj = cells.pairs(cell, item)
-    shape = world.object_shapes[obj]
-    c, half, yaw = world.object_centers[obj], world.object_half_extents[obj], world.object_yaw_rad[obj]
-    for code, fn in ((SPHERE, _sphere), (CYLINDER, _cylinder), (BOX, _yaw_box)):
-        m = shape == code
-        if m.any():
-            t, n = fn(o[rays[m]], d[rays[m]], c[m], half[m], yaw[m])
-            ok = np.isfinite(t)
-            best.offer(rays[m][ok], t[ok], n[ok], OBJECT, obj[m][ok])
+    start, cand = cells.csr(cell, item)
+    shapes = np.ascontiguousarray(world.object_shapes, dtype=np.int64)
+    centers = np.ascontiguousarray(world.object_centers, dtype=float)
+    half = np.ascontiguousarray(world.object_half_extents, dtype=float)
+    yaw = np.ascontiguousarray(world.object_yaw_rad, dtype=float)
+    t, row, n = _objects_kernel(o, d, cells.inverse, start, cand, shapes, centers, half, yaw, best.t.copy())
+    rays = np.flatnonzero(row >= 0)
+    best.offer(rays, t[rays], n[rays], OBJECT, row[rays])
 
 
-def _sphere(o, d, c, half, _yaw):
-    """Nearest entry t of |o + t d − c| = r (inf: none), and the outward normal."""
-    oc = o - c
-    r = half[:, 0]
-    b = np.einsum("ij,ij->i", oc, d)
-    disc = b * b - (np.einsum("ij,ij->i", oc, oc) - r * r)
-    with np.errstate(invalid="ignore"):
-        t = -b - np.sqrt(disc)
-    t = np.where((disc >= 0.0) & (t > EPS_T), t, np.inf)
-    n = (o + np.where(np.isfinite(t), t, 0.0)[:, None] * d - c) / r[:, None]
-    return t, n
+@njit(cache=True)
+def _objects_kernel(o, d, ray_cell, start, cand, shapes, centers, half, yaw, t_best):  # pragma: no cover - compiled
+    """Nearest object of each ray among its cell's candidates, not beyond t_best: sphere, vertical cylinder (side
+    and the cap facing the origin), box yawed about z (slab method [KayKajiya1986]). On equal t the later shape
+    code wins (sphere < cylinder < box), then the lower row. Returns per ray: t, object row (-1: none), the
+    outward normal (map)."""
+    n = o.shape[0]
+    t_res = np.full(n, np.inf)
+    row_res = np.full(n, -1, dtype=np.int64)
+    n_res = np.zeros((n, 3))
+    cos_yaw, sin_yaw = np.cos(yaw), np.sin(yaw)
+    for r in range(n):
+        c = ray_cell[r]
+        t_min, cur = t_best[r], -1
+        ox, oy, oz, dx, dy, dz = o[r, 0], o[r, 1], o[r, 2], d[r, 0], d[r, 1], d[r, 2]
+        for k in range(start[c], start[c + 1]):
+            j = cand[k]
+            px, py, pz = ox - centers[j, 0], oy - centers[j, 1], oz - centers[j, 2]  # origin, object-centred
+            if shapes[j] == SPHERE:
+                t, nx, ny, nz = _sphere_hit(px, py, pz, dx, dy, dz, half[j, 0])
+            elif shapes[j] == CYLINDER:
+                t, nx, ny, nz = _cylinder_hit(px, py, pz, dx, dy, dz, half[j, 0], half[j, 2])
+            elif shapes[j] == BOX:
+                t, nx, ny, nz = _yaw_box_hit(px, py, pz, dx, dy, dz, half[j, 0], half[j, 1], half[j, 2],
+                                             cos_yaw[j], sin_yaw[j])  # fmt: skip
+            else:
+                continue
+            if t < t_min or (t == t_min and t < np.inf and (cur < 0 or shapes[j] > shapes[cur])):
+                t_min, cur = t, j
+                t_res[r], row_res[r] = t, j
+                n_res[r, 0], n_res[r, 1], n_res[r, 2] = nx, ny, nz
+    return t_res, row_res, n_res
 
 
-def _cylinder(o, d, c, half, _yaw):
-    """Vertical cylinder (radius half[0], half height half[2]): side (2-D quadratic) and caps; nearest entry."""
-    r, hz = half[:, 0], half[:, 2]
-    oc = o - c
-    a = d[:, 0] ** 2 + d[:, 1] ** 2
-    b = oc[:, 0] * d[:, 0] + oc[:, 1] * d[:, 1]
-    disc = b * b - a * (oc[:, 0] ** 2 + oc[:, 1] ** 2 - r * r)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t_side = (-b - np.sqrt(disc)) / a
-        z_side = oc[:, 2] + t_side * d[:, 2]
-        t_side = np.where((disc >= 0) & (a > 0) & (t_side > EPS_T) & (np.abs(z_side) <= hz), t_side, np.inf)
-        cap_z = np.where(oc[:, 2] > 0.0, hz, -hz)  # the cap facing the origin
-        t_cap = (cap_z - oc[:, 2]) / d[:, 2]
-        pc = oc[:, :2] + t_cap[:, None] * d[:, :2]
-        t_cap = np.where(
-            (np.abs(oc[:, 2]) > hz) & (t_cap > EPS_T) & (np.einsum("ij,ij->i", pc, pc) <= r * r), t_cap, np.inf
-        )
-    side = t_side <= t_cap
-    t = np.minimum(t_side, t_cap)
-    p = oc + np.where(np.isfinite(t), t, 0.0)[:, None] * d
-    n_side = np.column_stack([p[:, 0] / r, p[:, 1] / r, np.zeros(len(p))])
-    n_cap = np.column_stack([np.zeros(len(p)), np.zeros(len(p)), np.sign(cap_z)])
-    return t, np.where(side[:, None], n_side, n_cap)
+@njit(cache=True)
+def _sphere_hit(px, py, pz, dx, dy, dz, rad):  # pragma: no cover - compiled
+    """Nearest entry t of |p + t d| = rad, p the origin relative to the centre (inf: none), and the outward
+    normal."""
+    b = px * dx + py * dy + pz * dz
+    disc = b * b - ((px * px + py * py + pz * pz) - rad * rad)
+    if disc < 0.0:
+        return np.inf, 0.0, 0.0, 0.0
+    t = -b - np.sqrt(disc)
+    if not t > EPS_T:
+        return np.inf, 0.0, 0.0, 0.0
+    return t, (px + t * dx) / rad, (py + t * dy) / rad, (pz + t * dz) / rad
 
 
-def _yaw_box(o, d, c, half, yaw):
-    """A box yawed about z: rotate the ray into the box frame, slab test, rotate the normal back."""
-    cy, sy = np.cos(yaw), np.sin(yaw)
-    rot = np.zeros((len(yaw), 3, 3))
-    rot[:, 0, 0], rot[:, 0, 1], rot[:, 1, 0], rot[:, 1, 1], rot[:, 2, 2] = cy, -sy, sy, cy, 1.0
-    return _oriented_box(o, d, c, rot, half)
+@njit(cache=True)
+def _cylinder_hit(px, py, pz, dx, dy, dz, rad, hz):  # pragma: no cover - compiled
+    """Vertical cylinder (radius rad, half height hz, p the origin relative to its centre): the side (2-D
+    quadratic) and the cap facing the origin; nearest entry t (inf: none) and the outward normal."""
+    a = dx * dx + dy * dy
+    b = px * dx + py * dy
+    disc = b * b - a * (px * px + py * py - rad * rad)
+    t_side = np.inf
+    if disc >= 0.0 and a > 0.0:
+        ts = (-b - np.sqrt(disc)) / a
+        if ts > EPS_T and abs(pz + ts * dz) <= hz:
+            t_side = ts
+    cap_z = hz if pz > 0.0 else -hz
+    t_cap = np.inf
+    if abs(pz) > hz and dz != 0.0:
+        tc = (cap_z - pz) / dz
+        qx, qy = px + tc * dx, py + tc * dy
+        if tc > EPS_T and qx * qx + qy * qy <= rad * rad:
+            t_cap = tc
+    if t_side <= t_cap:
+        if t_side == np.inf:
+            return np.inf, 0.0, 0.0, 0.0
+        return t_side, (px + t_side * dx) / rad, (py + t_side * dy) / rad, 0.0
+    return t_cap, 0.0, 0.0, np.sign(cap_z)
 
 
-def _oriented_box(o, d, c, rot, half):
-    """Slab method [KayKajiya1986] in the box frame (rot: map <- box); nearest entry t and the map normal."""
-    ol = np.einsum("nji,nj->ni", rot, o - c)  # rot^T (o - c)
-    dl = np.einsum("nji,nj->ni", rot, d)
-    with np.errstate(divide="ignore", invalid="ignore"):
+@njit(cache=True)
+def _yaw_box_hit(px, py, pz, dx, dy, dz, hx, hy, hz, cy, sy):  # pragma: no cover - compiled
+    """Box of half extents (hx, hy, hz) yawed about z (cos cy, sin sy), p the origin relative to its centre: the
+    ray in the box frame, slab method [KayKajiya1986]; nearest entry t (inf: none) and the outward normal (map)."""
+    # rot^T p, rot^T d with rot = Rz(yaw): the box frame
+    lx, ly, lz = cy * px + sy * py, -sy * px + cy * py, pz
+    ex, ey, ez = cy * dx + sy * dy, -sy * dx + cy * dy, dz
+    t_in, t_out, ax, s = -np.inf, np.inf, 0, 0.0
+    for a in range(3):
+        ol, dl, h = (lx, ex, hx) if a == 0 else ((ly, ey, hy) if a == 1 else (lz, ez, hz))
+        if dl == 0.0:  # parallel to this slab: inside it (no constraint) or no hit
+            if abs(ol) > h:
+                return np.inf, 0.0, 0.0, 0.0
+            continue
         inv = 1.0 / dl
-        t1, t2 = (-half - ol) * inv, (half - ol) * inv
-    tmin, tmax = np.minimum(t1, t2), np.maximum(t1, t2)
-    # a ray parallel to a slab: inside it -> no constraint, outside -> no hit
-    par = dl == 0.0
-    inside = np.abs(ol) <= half
-    tmin = np.where(par, np.where(inside, -np.inf, np.inf), tmin)
-    tmax = np.where(par, np.where(inside, np.inf, -np.inf), tmax)
-    axis = np.argmax(tmin, axis=1)
-    t_in, t_out = tmin.max(axis=1), tmax.min(axis=1)
-    t = np.where((t_in <= t_out) & (t_in > EPS_T), t_in, np.inf)
-    nl = np.zeros_like(ol)
-    rows = np.arange(len(ol))
-    nl[rows, axis] = -np.sign(dl[rows, axis])
-    return t, np.einsum("nij,nj->ni", rot, nl)
+        t1, t2 = (-h - ol) * inv, (h - ol) * inv
+        if min(t1, t2) > t_in:
+            t_in, ax, s = min(t1, t2), a, (-1.0 if dl > 0.0 else 1.0)
+        t_out = min(t_out, max(t1, t2))
+    if not (t_in <= t_out and t_in > EPS_T):
+        return np.inf, 0.0, 0.0, 0.0
+    if ax == 0:  # rot (s e_ax)
+        return t_in, cy * s, sy * s, 0.0
+    if ax == 1:
+        return t_in, -sy * s, cy * s, 0.0
+    return t_in, 0.0, 0.0, s
 
 
 def _vessels(v: VesselBoxes, o, d, cells: _Cells, best: _Best, skip: np.ndarray | None) -> None:
