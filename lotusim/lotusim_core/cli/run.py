@@ -372,7 +372,7 @@ def _start_recorder(node, executor, path: str, plan, now_ns, extra: list[str] = 
     sensing = vessels_with_sensors(plan) & per_vessel
     wait_for(
         lambda t: executor.spin_once(timeout_sec=t),
-        lambda: not sensing or sensors_set_up(node, sensing),
+        lambda: not sensing or sensors_set_up(node, sensing, expected="sensor_publisher" in plan.node_parameters),
         60.0,
         step_s=0.1,
     )

@@ -256,11 +256,12 @@ def vessels_with_sensors(plan) -> set[str]:
     return out
 
 
-def sensors_set_up(node, vessels: set[str], sensor_node: str = "sensor_publisher") -> bool:
+def sensors_set_up(node, vessels: set[str], sensor_node: str = "sensor_publisher", expected: bool = False) -> bool:
     """Whether the sensor node has created the topics of every vessel of `vessels` (it creates a vessel's
-    sensor topics all at once, when it learns of the vessel from the fleet state)."""
+    sensor topics all at once, when it learns of the vessel from the fleet state). expected: the run started
+    that node, so a node not (yet) in the graph is one still starting, not one that does not exist."""
     if (sensor_node, "/") not in node.get_node_names_and_namespaces():
-        return True  # no sensor node (or one renamed or in a namespace): nothing to wait for
+        return not expected  # else no sensor node (or one renamed or in a namespace): nothing to wait for
     try:
         topics = node.get_publisher_names_and_types_by_node(sensor_node, "/")
     except Exception:  # noqa: BLE001 - rclpy raises NodeNameNonExistentError for a node gone meanwhile
