@@ -40,6 +40,7 @@ from lotusim_env.world import BOX, CYLINDER, SPHERE, World
 
 NONE, COAST, OBJECT, SEABED, SEA_SURFACE, VESSEL = 0, 1, 2, 3, 4, 5
 WHAT_NAMES = ("none", "coast", "object", "seabed", "sea_surface", "vessel")
+WHAT_COUNT = len(WHAT_NAMES)
 # [assumption] the calm sea surface: reflectivity ~0.02 (Fresnel reflectance of water at normal incidence),
 # a dark blue-green albedo
 SEA_SURFACE_REFLECTIVITY = 0.02
@@ -94,14 +95,14 @@ def cast(
     seabed_step_m, default 1 m), or None (no seabed). exclude_vessel: (R,) vessel row each ray ignores (its own
     hull; -1: none). seabed_step_m overrides the marching step of a grid.
     """
-    o = np.asarray(origins, dtype=float).reshape(-1, 3)
-    d = np.asarray(directions, dtype=float).reshape(-1, 3)
+    o = np.ascontiguousarray(np.asarray(origins, dtype=float).reshape(-1, 3))
+    d = np.ascontiguousarray(np.asarray(directions, dtype=float).reshape(-1, 3))
     best = _Best(len(o), float(max_range_m))
     if len(o) == 0:
-        return best.hits(o, d)
+        return best.hits(o, d, world, vessels)
     cells = _Cells(o, float(max_range_m))
     if sea_surface:
-        _sea_surface(o, d, best)
+        best.offer_plane(o, d, 0.0, SEA_SURFACE, above_only=False, strict=False)
     _coast(world, o, d, cells, best)
     _objects(world, o, d, cells, best)
     if vessels is not None and len(vessels):
@@ -109,9 +110,7 @@ def cast(
         _vessels(vessels, o, d, cells, best, skip)
     if seabed is not None:
         _seabed(seabed, o, d, best, seabed_step_m)
-    hits = best.hits(o, d)
-    _fill_materials(world, vessels, hits)
-    return hits
+    return best.hits(o, d, world, vessels)
 
 
 # ---------------------------------------------------------------------------------------------- bookkeeping
@@ -144,37 +143,79 @@ class _Best:
         self.what[r] = what
         self.index[r] = -1 if index is None else index[better]
 
-    def hits(self, o: np.ndarray, d: np.ndarray) -> Hits:
-        n = len(o)
-        rng = np.where(self.hit, self.t, np.inf)
-        point = np.where(self.hit[:, None], o + self.t[:, None] * d, np.nan)
-        normal = _face(self.normal, d) * self.hit[:, None]
-        return Hits(rng, point, normal, self.what, self.index, np.zeros(n), np.zeros((n, 3)))
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(t, hit, normal, what, index): the arrays the compiled kernels update in place."""
+        return self.t, self.hit, self.normal, self.what, self.index
+
+    def offer_plane(self, o: np.ndarray, d: np.ndarray, z: float, what: int, above_only: bool, strict: bool) -> None:
+        """The horizontal plane at height z (m), normal +z, for every ray (above_only: rays from above it; a ray
+        from on it sees nothing); kept where nearer than (strict) or as near as the nearest hit so far."""
+        _plane_kernel(o, d, float(z), above_only, strict, self.t, self.hit, self.normal, self.what, self.index, what)
+
+    def hits(self, o: np.ndarray, d: np.ndarray, world: World, vessels: VesselBoxes | None) -> Hits:
+        """The Hits: range, point, the normal facing the origin, and each hit's material (reflectivity, albedo). Uses
+        this object's arrays: call once, at the end."""
+        refl = np.zeros(WHAT_COUNT)
+        albedo = np.zeros((WHAT_COUNT, 3))
+        for code, r, a in (
+            (COAST, world.coast_reflectivity, world.coast_albedo),
+            (SEABED, world.seabed_reflectivity, world.seabed_albedo),
+            (SEA_SURFACE, SEA_SURFACE_REFLECTIVITY, SEA_SURFACE_ALBEDO),
+        ):
+            refl[code], albedo[code] = r, a
+        obj_refl = np.ascontiguousarray(world.object_reflectivity, dtype=float).reshape(-1)
+        obj_albedo = np.ascontiguousarray(world.object_albedo, dtype=float).reshape(-1, 3)
+        v_refl, v_albedo = np.zeros(0), np.zeros((0, 3))
+        if vessels is not None:
+            v_refl = np.ascontiguousarray(vessels.reflectivity, dtype=float).reshape(-1)
+            v_albedo = np.ascontiguousarray(vessels.albedo, dtype=float).reshape(-1, 3)
+        out = _finish_kernel(o, d, self.t, self.hit, self.normal, self.what, self.index, refl, albedo, obj_refl,
+                             obj_albedo, v_refl, v_albedo)  # fmt: skip
+        return Hits(self.t, out[0], self.normal, self.what, self.index, out[1], out[2])
 
 
-def _face(normal: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Normals flipped to face the ray origin (n·d <= 0)."""
-    flip = np.einsum("ij,ij->i", normal, d) > 0.0
-    return np.where(flip[:, None], -normal, normal)
+@njit(cache=True)
+def _plane_kernel(o, d, z, above_only, strict, t_best, hit, normal, what, index, code):  # pragma: no cover - compiled
+    """Offer the plane at height z (normal +z) to every ray, in place (see _Best.offer_plane)."""
+    for r in range(o.shape[0]):
+        if d[r, 2] == 0.0 or o[r, 2] == z or (above_only and o[r, 2] < z):
+            continue
+        t = (z - o[r, 2]) / d[r, 2]
+        if t > EPS_T and (t < t_best[r] or (t == t_best[r] and not strict)):
+            t_best[r], hit[r], what[r], index[r] = t, True, code, -1
+            normal[r, 0], normal[r, 1], normal[r, 2] = 0.0, 0.0, 1.0
 
 
-def _fill_materials(world: World, vessels: VesselBoxes | None, hits: Hits) -> None:
-    w = hits.what
-    for code, refl, albedo in (
-        (COAST, world.coast_reflectivity, world.coast_albedo),
-        (SEABED, world.seabed_reflectivity, world.seabed_albedo),
-        (SEA_SURFACE, SEA_SURFACE_REFLECTIVITY, np.asarray(SEA_SURFACE_ALBEDO)),
-    ):
-        m = w == code
-        hits.reflectivity[m] = refl
-        hits.albedo[m] = albedo
-    m = w == OBJECT
-    hits.reflectivity[m] = world.object_reflectivity[hits.index[m]]
-    hits.albedo[m] = world.object_albedo[hits.index[m]]
-    if vessels is not None:
-        m = w == VESSEL
-        hits.reflectivity[m] = np.asarray(vessels.reflectivity)[hits.index[m]]
-        hits.albedo[m] = np.asarray(vessels.albedo)[hits.index[m]]
+@njit(cache=True)
+def _finish_kernel(
+    o, d, t, hit, normal, what, index, refl, albedo, obj_refl, obj_albedo, v_refl, v_albedo
+):  # pragma: no cover - compiled
+    """(point, reflectivity, albedo) per ray (misses: NaN, 0, 0); in place, t becomes the range (inf for misses)
+    and the normal faces the origin (n·d <= 0). Materials: refl/albedo per `what` code, objects' and vessels' per
+    row."""
+    n = o.shape[0]
+    point = np.full((n, 3), np.nan)
+    refl_out = np.zeros(n)
+    albedo_out = np.zeros((n, 3))
+    for r in range(n):
+        if not hit[r]:
+            t[r] = np.inf
+            continue
+        flip = normal[r, 0] * d[r, 0] + normal[r, 1] * d[r, 1] + normal[r, 2] * d[r, 2] > 0.0
+        for a in range(3):
+            point[r, a] = o[r, a] + t[r] * d[r, a]
+            if flip:
+                normal[r, a] = -normal[r, a]
+        w, i = what[r], index[r]
+        for a in range(3):
+            if w == OBJECT:
+                albedo_out[r, a] = obj_albedo[i, a]
+            elif w == VESSEL:
+                albedo_out[r, a] = v_albedo[i, a]
+            else:
+                albedo_out[r, a] = albedo[w, a]
+        refl_out[r] = obj_refl[i] if w == OBJECT else (v_refl[i] if w == VESSEL else refl[w])
+    return point, refl_out, albedo_out
 
 
 # ---------------------------------------------------------------------------------------------- broad phase
@@ -184,17 +225,13 @@ class _Cells:
     def __init__(self, o: np.ndarray, max_range_m: float) -> None:
         self.size = max(max_range_m, 1.0)
         self.range = max_range_m
-        ij = np.floor(o[:, :2] / self.size).astype(np.int64)
+        run_of_ray, ij = _runs_kernel(o, self.size)  # rays come in runs from one origin (a sensor's beams)
         keys = ij[:, 0] * 4_000_003 + ij[:, 1]
-        # rays come in runs from one origin (a sensor's beams): unique over the runs, not over every ray
-        new_run = np.concatenate([[True], keys[1:] != keys[:-1]])
-        run_start = np.flatnonzero(new_run)
-        run_of_ray = np.cumsum(new_run) - 1
-        uniq, run_first, run_cell = np.unique(keys[run_start], return_index=True, return_inverse=True)
+        uniq, first, run_cell = np.unique(keys, return_index=True, return_inverse=True)
         self.inverse = run_cell.ravel()[run_of_ray]
-        first = run_start[run_first]
-        self.lo = ij[first] * self.size - max_range_m  # (C, 2) min corner of each cell's reach
-        self.hi = (ij[first] + 1) * self.size + max_range_m
+        ij = ij[first]
+        self.lo = ij * self.size - max_range_m  # (C, 2) min corner of each cell's reach
+        self.hi = (ij + 1) * self.size + max_range_m
         self.count = len(uniq)
 
     def csr(self, cell: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -213,30 +250,36 @@ class _Cells:
         return cell, item
 
 
+@njit(cache=True)
+def _runs_kernel(o, size):  # pragma: no cover - compiled
+    """Rays binned on the square grid of side `size` (m), by runs of consecutive rays in one cell: (run index of
+    each ray (R,), the cell (i, j) of each run (runs, 2))."""
+    n = o.shape[0]
+    run_of_ray = np.empty(n, dtype=np.int64)
+    run_ij = np.empty((n, 2), dtype=np.int64)  # only the runs' rows are written (and touched)
+    runs, pi, pj = -1, 0, 0
+    for r in range(n):
+        i, j = np.int64(np.floor(o[r, 0] / size)), np.int64(np.floor(o[r, 1] / size))
+        if runs < 0 or i != pi or j != pj:
+            runs, pi, pj = runs + 1, i, j
+            run_ij[runs, 0], run_ij[runs, 1] = i, j
+        run_of_ray[r] = runs
+    return run_of_ray, run_ij[: runs + 1].copy()
+
+
 # ---------------------------------------------------------------------------------------------- the surfaces
-def _sea_surface(o: np.ndarray, d: np.ndarray, best: _Best) -> None:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = -o[:, 2] / d[:, 2]
-    ok = np.isfinite(t) & (t > EPS_T) & (o[:, 2] != 0.0)
-    rays = np.nonzero(ok)[0]
-    n = np.zeros((len(rays), 3))
-    n[:, 2] = 1.0
-    best.offer(rays, t[ok], n, SEA_SURFACE, None)
-
-
 def _coast(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Best) -> None:
     if len(world.segments) == 0:
         return
     boxes = shapely.box(cells.lo[:, 0], cells.lo[:, 1], cells.hi[:, 0], cells.hi[:, 1])
     cell, seg = world.segment_tree.query(boxes, predicate="intersects")
     start, cand = cells.csr(cell, seg)
-    t, s = _walls_kernel(o, d, cells.inverse, start, cand, world.segments, world.coast_height_m, best.t.copy())
-    rays = np.flatnonzero(s >= 0)
-    e = world.segments[s[rays], 2:] - world.segments[s[rays], :2]
-    n = np.column_stack([e[:, 1], -e[:, 0], np.zeros(len(e))])
-    best.offer(rays, t[rays], n / np.linalg.norm(n, axis=1, keepdims=True), COAST, None)
+    seg = np.ascontiguousarray(world.segments, dtype=float)
+    _walls_kernel(o, d, cells.inverse, start, cand, seg, float(world.coast_height_m), *best.arrays())
     # the flat top of the land, for rays from above it going down
     h = world.coast_height_m
+    if not np.any(o[:, 2] > h):
+        return
     down = np.nonzero((o[:, 2] > h) & (d[:, 2] < 0.0))[0]
     if len(down):
         t_top = (h - o[down, 2]) / d[down, 2]
@@ -248,12 +291,11 @@ def _coast(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Bes
 
 
 @njit(cache=True)
-def _walls_kernel(o, d, ray_cell, start, cand, seg, top_z, t_best):  # pragma: no cover - compiled
+def _walls_kernel(o, d, ray_cell, start, cand, seg, top_z, t_best, hit, normal, what, index):  # pragma: no cover
     """Nearest wall of each ray among its cell's candidate edges: 2-D ray-segment intersection (module docstring),
-    the hit below the land height top_z, not beyond t_best. Returns (t, edge index or -1) per ray."""
+    the hit below the land height top_z, not beyond t_best; written in place into the nearest hits (_Best.arrays)
+    with the wall's horizontal unit normal."""
     n = o.shape[0]
-    t_out = np.full(n, np.inf)
-    s_out = np.full(n, -1, dtype=np.int64)
     for r in range(n):
         c = ray_cell[r]
         t_min, s_min = t_best[r], -1
@@ -273,8 +315,10 @@ def _walls_kernel(o, d, ray_cell, start, cand, seg, top_z, t_best):  # pragma: n
                 continue
             t_min, s_min = t, j
         if s_min >= 0:
-            t_out[r], s_out[r] = t_min, s_min
-    return t_out, s_out
+            nx, ny = seg[s_min, 3] - seg[s_min, 1], -(seg[s_min, 2] - seg[s_min, 0])  # (e_y, −e_x, 0)
+            norm = np.sqrt(nx * nx + ny * ny)
+            t_best[r], hit[r], what[r], index[r] = t_min, True, COAST, -1
+            normal[r, 0], normal[r, 1], normal[r, 2] = nx / norm, ny / norm, 0.0
 
 
 def _objects(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _Best) -> None:
@@ -286,25 +330,22 @@ def _objects(world: World, o: np.ndarray, d: np.ndarray, cells: _Cells, best: _B
     centers = np.ascontiguousarray(world.object_centers, dtype=float)
     half = np.ascontiguousarray(world.object_half_extents, dtype=float)
     yaw = np.ascontiguousarray(world.object_yaw_rad, dtype=float)
-    t, row, n = _objects_kernel(o, d, cells.inverse, start, cand, shapes, centers, half, yaw, best.t.copy())
-    rays = np.flatnonzero(row >= 0)
-    best.offer(rays, t[rays], n[rays], OBJECT, row[rays])
+    _objects_kernel(o, d, cells.inverse, start, cand, shapes, centers, half, yaw, *best.arrays())
 
 
 @njit(cache=True)
-def _objects_kernel(o, d, ray_cell, start, cand, shapes, centers, half, yaw, t_best):  # pragma: no cover - compiled
+def _objects_kernel(
+    o, d, ray_cell, start, cand, shapes, centers, half, yaw, t_best, hit, normal, what, index
+):  # pragma: no cover - compiled
     """Nearest object of each ray among its cell's candidates, not beyond t_best: sphere, vertical cylinder (side
     and the cap facing the origin), box yawed about z (slab method [KayKajiya1986]). On equal t the later shape
-    code wins (sphere < cylinder < box), then the lower row. Returns per ray: t, object row (-1: none), the
-    outward normal (map)."""
+    code wins (sphere < cylinder < box), then the lower row. Written in place into the nearest hits
+    (_Best.arrays): t, the object's row, its outward normal (map)."""
     n = o.shape[0]
-    t_res = np.full(n, np.inf)
-    row_res = np.full(n, -1, dtype=np.int64)
-    n_res = np.zeros((n, 3))
     cos_yaw, sin_yaw = np.cos(yaw), np.sin(yaw)
     for r in range(n):
         c = ray_cell[r]
-        t_min, cur = t_best[r], -1
+        t_min, cur, mx, my, mz = t_best[r], -1, 0.0, 0.0, 0.0
         ox, oy, oz, dx, dy, dz = o[r, 0], o[r, 1], o[r, 2], d[r, 0], d[r, 1], d[r, 2]
         for k in range(start[c], start[c + 1]):
             j = cand[k]
@@ -319,10 +360,10 @@ def _objects_kernel(o, d, ray_cell, start, cand, shapes, centers, half, yaw, t_b
             else:
                 continue
             if t < t_min or (t == t_min and t < np.inf and (cur < 0 or shapes[j] > shapes[cur])):
-                t_min, cur = t, j
-                t_res[r], row_res[r] = t, j
-                n_res[r, 0], n_res[r, 1], n_res[r, 2] = nx, ny, nz
-    return t_res, row_res, n_res
+                t_min, cur, mx, my, mz = t, j, nx, ny, nz
+        if cur >= 0:
+            t_best[r], hit[r], what[r], index[r] = t_min, True, OBJECT, cur
+            normal[r, 0], normal[r, 1], normal[r, 2] = mx, my, mz
 
 
 @njit(cache=True)
@@ -400,28 +441,22 @@ def _vessels(v: VesselBoxes, o, d, cells: _Cells, best: _Best, skip: np.ndarray 
     cell, item = cells.spheres(centers, np.linalg.norm(half, axis=1))
     start, cand = cells.csr(cell, item)
     skip = np.full(len(o), -1, dtype=np.int64) if skip is None else skip.astype(np.int64)
-    t, row, axis, sign = _boxes_kernel(o, d, cells.inverse, start, cand, centers, rot, half, skip, best.t.copy())
-    rays = np.flatnonzero(row >= 0)
-    nl = np.zeros((len(rays), 3))
-    nl[np.arange(len(rays)), axis[rays]] = sign[rays]
-    n = np.einsum("nij,nj->ni", rot[row[rays]], nl)
-    best.offer(rays, t[rays], n, VESSEL, row[rays])
+    _boxes_kernel(o, d, cells.inverse, start, cand, centers, rot, half, skip, *best.arrays())
 
 
 @njit(cache=True)
-def _boxes_kernel(o, d, ray_cell, start, cand, centers, rot, half, skip, t_best):  # pragma: no cover - compiled
+def _boxes_kernel(
+    o, d, ray_cell, start, cand, centers, rot, half, skip, t_best, hit, normal, what, index
+):  # pragma: no cover - compiled
     """Nearest oriented box of each ray among its cell's candidates (slab method in the box frame [KayKajiya1986]),
-    skipping box skip[ray]. Returns per ray: t, box row (-1: none), the entry face's axis and outward sign."""
+    skipping box skip[ray]; written in place into the nearest hits (_Best.arrays): t, the box's row, the entry
+    face's outward normal (map)."""
     n = o.shape[0]
-    t_res = np.full(n, np.inf)
-    row_res = np.full(n, -1, dtype=np.int64)
-    axis_res = np.zeros(n, dtype=np.int64)
-    sign_res = np.zeros(n)
     ol = np.zeros(3)
     dl = np.zeros(3)
     for r in range(n):
         c = ray_cell[r]
-        t_min = t_best[r]
+        t_min, row, axis, sign = t_best[r], -1, 0, 0.0
         for k in range(start[c], start[c + 1]):
             j = cand[k]
             if j == skip[r]:
@@ -433,11 +468,11 @@ def _boxes_kernel(o, d, ray_cell, start, cand, centers, rot, half, skip, t_best)
                     ol[a] += rot[j, b, a] * (o[r, b] - centers[j, b])
                     dl[a] += rot[j, b, a] * d[r, b]
             t_in, t_exit, ax, sg = -np.inf, np.inf, 0, 0.0
-            hit = True
+            ok = True
             for a in range(3):
                 if dl[a] == 0.0:  # parallel to this slab: inside it or no hit
                     if abs(ol[a]) > half[j, a]:
-                        hit = False
+                        ok = False
                         break
                     continue
                 t1 = (-half[j, a] - ol[a]) / dl[a]
@@ -445,21 +480,18 @@ def _boxes_kernel(o, d, ray_cell, start, cand, centers, rot, half, skip, t_best)
                 if min(t1, t2) > t_in:
                     t_in, ax, sg = min(t1, t2), a, (-1.0 if dl[a] > 0.0 else 1.0)
                 t_exit = min(t_exit, max(t1, t2))
-            if hit and t_in <= t_exit and EPS_T < t_in <= t_min:
-                t_min = t_in
-                t_res[r], row_res[r], axis_res[r], sign_res[r] = t_in, j, ax, sg
-    return t_res, row_res, axis_res, sign_res
+            if ok and t_in <= t_exit and EPS_T < t_in <= t_min:
+                t_min, row, axis, sign = t_in, j, ax, sg
+        if row >= 0:
+            t_best[r], hit[r], what[r], index[r] = t_min, True, VESSEL, row
+            for a in range(3):  # rot (sign e_axis)
+                normal[r, a] = rot[row, a, axis] * sign
 
 
 # ---------------------------------------------------------------------------------------------- the seabed
 def _seabed(seabed: SeabedLike, o: np.ndarray, d: np.ndarray, best: _Best, step_m: float | None) -> None:
     if isinstance(seabed, FlatSeabed):
-        depth = seabed.depth_m
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = (-depth - o[:, 2]) / d[:, 2]
-        ok = np.isfinite(t) & (t > EPS_T) & (o[:, 2] > -depth) & (t < best.t)
-        rays = np.nonzero(ok)[0]
-        best.offer(rays, t[ok], np.tile([0.0, 0.0, 1.0], (len(rays), 1)), SEABED, None)
+        best.offer_plane(o, d, -float(seabed.depth_m), SEABED, above_only=True, strict=True)
         return
     if isinstance(seabed, GridSeabed):
         depth_fn = _GridDepth(seabed)

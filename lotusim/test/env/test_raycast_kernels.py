@@ -1,4 +1,5 @@
-"""The ray caster's compiled object kernel (lotusim_env.raycast) equals a NumPy reference over (ray, object) pairs.
+"""The ray caster's compiled kernels (lotusim_env.raycast) equal NumPy references: objects over every (ray,
+object) pair; the sea surface, a flat seabed, points, facing normals and materials.
 
 The reference below is the vectorised NumPy computation the ray caster used before its object tests were compiled
 (sphere and vertical cylinder quadratics, the slab method [KayKajiya1986] for yawed boxes, the nearest hit kept
@@ -12,7 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from lotusim_env.raycast import EPS_T, NONE, OBJECT, cast
+from lotusim_env.bathymetry import FlatSeabed
+from lotusim_env.raycast import (
+    EPS_T,
+    NONE,
+    OBJECT,
+    SEA_SURFACE,
+    SEA_SURFACE_ALBEDO,
+    SEA_SURFACE_REFLECTIVITY,
+    SEABED,
+    cast,
+)
 from lotusim_env.world import BOX, CYLINDER, SPHERE, World
 
 MAX_RANGE_M = 60.0
@@ -145,3 +156,52 @@ def test_object_kernel_equals_numpy_reference():
         np.testing.assert_allclose(hits.normal, n, rtol=0.0, atol=1e-12)
         for code in (SPHERE, CYLINDER, BOX):  # every shape is hit
             assert np.any(world.object_shapes[row[hit]] == code)
+
+
+def ref_planes_and_materials(world: World, depth_m: float, o, d, max_range_m):
+    """The previous NumPy path for the sea surface (z = 0, either side), a flat seabed (strictly nearer hits only)
+    and the objects, offered in cast's order, then points, facing normals and materials: a dict of Hits fields."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_sea = -o[:, 2] / d[:, 2]
+        t_bed = (-depth_m - o[:, 2]) / d[:, 2]
+    sea = np.isfinite(t_sea) & (t_sea > EPS_T) & (o[:, 2] != 0.0) & (t_sea <= max_range_m)
+    t = np.where(sea, t_sea, max_range_m)
+    what = np.where(sea, SEA_SURFACE, NONE)
+    normal = np.where(sea[:, None], [0.0, 0.0, 1.0], 0.0)
+    t_obj, row, n_obj = ref_objects(world, o, d, max_range_m)
+    obj = np.isfinite(t_obj) & (t_obj <= t)
+    t, what, normal = np.where(obj, t_obj, t), np.where(obj, OBJECT, what), np.where(obj[:, None], n_obj, normal)
+    bed = np.isfinite(t_bed) & (t_bed > EPS_T) & (o[:, 2] > -depth_m) & (t_bed < t)
+    t, what, normal = np.where(bed, t_bed, t), np.where(bed, SEABED, what), np.where(bed[:, None], [0, 0, 1.0], normal)
+    hit = what != NONE
+    normal = np.where((np.einsum("ij,ij->i", normal, d) > 0.0)[:, None], -normal, normal) * hit[:, None]
+    index = np.where(what == OBJECT, row, -1)
+    refl = np.select(
+        [what == OBJECT, what == SEABED, what == SEA_SURFACE],
+        [world.object_reflectivity[np.maximum(index, 0)], world.seabed_reflectivity, SEA_SURFACE_REFLECTIVITY],
+    )
+    albedo = np.select(
+        [(what == OBJECT)[:, None], (what == SEABED)[:, None], (what == SEA_SURFACE)[:, None]],
+        [world.object_albedo[np.maximum(index, 0)], world.seabed_albedo[None, :], np.array(SEA_SURFACE_ALBEDO)[None]],
+    )
+    return {
+        "range_m": np.where(hit, t, np.inf),
+        "point": np.where(hit[:, None], o + t[:, None] * d, np.nan),
+        "normal": normal,
+        "what": what,
+        "index": index,
+        "reflectivity": refl,
+        "albedo": albedo,
+    }
+
+
+def test_planes_and_materials_equal_numpy_reference():
+    rng = np.random.default_rng(20)
+    world = random_world(rng)
+    o, d = random_rays(rng, 6000)
+    hits = cast(world, FlatSeabed(12.0), o, d, MAX_RANGE_M, sea_surface=True)
+    expect = ref_planes_and_materials(world, 12.0, o, d, MAX_RANGE_M)
+    for code in (NONE, OBJECT, SEABED, SEA_SURFACE):  # every kind of hit, and misses, is exercised
+        assert np.sum(expect["what"] == code) > 200, code
+    for name, value in expect.items():
+        np.testing.assert_allclose(getattr(hits, name), value, rtol=0.0, atol=1e-12, err_msg=name)
