@@ -29,7 +29,8 @@ A hit's normal is a unit vector facing the ray's origin. Misses: range inf, poin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import shapely
@@ -50,15 +51,35 @@ EPS_T = 1e-9  # hits closer than this (m) are ignored (a ray leaving the surface
 
 @dataclass
 class Hits:
-    """One entry per ray (R rays). Map ENU."""
+    """One entry per ray (R rays). Map ENU. `point` (R, 3) hit point (NaN for misses) and `albedo` (R, 3) RGB
+    [0, 1] (0 for misses) are formed on first use (most sensors read neither)."""
 
     range_m: np.ndarray  # (R,) m, np.inf where nothing within max range
-    point: np.ndarray  # (R, 3) hit point (NaN for misses)
     normal: np.ndarray  # (R, 3) unit surface normal facing the ray origin (0 for misses)
     what: np.ndarray  # (R,) int8: NONE, COAST, OBJECT, SEABED, SEA_SURFACE, VESSEL
     index: np.ndarray  # (R,) int: object or vessel row hit, -1 otherwise
     reflectivity: np.ndarray  # (R,) [0, 1] (0 for misses)
-    albedo: np.ndarray  # (R, 3) RGB [0, 1] (0 for misses)
+    origins: np.ndarray = field(repr=False)  # (R, 3) the rays, as cast
+    directions: np.ndarray = field(repr=False)  # (R, 3)
+    albedo_by_what: np.ndarray = field(repr=False)  # (WHAT_COUNT, 3) coast, seabed, sea surface rows
+    object_albedo: np.ndarray = field(repr=False)  # (O, 3)
+    vessel_albedo: np.ndarray = field(repr=False)  # (V, 3)
+
+    @cached_property
+    def point(self) -> np.ndarray:
+        """(R, 3) hit points o + range d, map ENU m (NaN for misses)."""
+        hit = np.isfinite(self.range_m)
+        t = np.where(hit, self.range_m, 0.0)
+        return np.where(hit[:, None], self.origins + t[:, None] * self.directions, np.nan)
+
+    @cached_property
+    def albedo(self) -> np.ndarray:
+        """(R, 3) RGB albedo [0, 1] of each hit's surface (0 for misses)."""
+        out = self.albedo_by_what[self.what]
+        for code, table in ((OBJECT, self.object_albedo), (VESSEL, self.vessel_albedo)):
+            m = self.what == code
+            out[m] = table[self.index[m]]
+        return out
 
 
 @dataclass
@@ -169,9 +190,10 @@ class _Best:
         if vessels is not None:
             v_refl = np.ascontiguousarray(vessels.reflectivity, dtype=float).reshape(-1)
             v_albedo = np.ascontiguousarray(vessels.albedo, dtype=float).reshape(-1, 3)
-        out = _finish_kernel(o, d, self.t, self.hit, self.normal, self.what, self.index, refl, albedo, obj_refl,
-                             obj_albedo, v_refl, v_albedo)  # fmt: skip
-        return Hits(self.t, out[0], self.normal, self.what, self.index, out[1], out[2])
+        reflectivity = _finish_kernel(
+            o, d, self.t, self.hit, self.normal, self.what, self.index, refl, obj_refl, v_refl
+        )
+        return Hits(self.t, self.normal, self.what, self.index, reflectivity, o, d, albedo, obj_albedo, v_albedo)
 
 
 @njit(cache=True)
@@ -187,35 +209,21 @@ def _plane_kernel(o, d, z, above_only, strict, t_best, hit, normal, what, index,
 
 
 @njit(cache=True)
-def _finish_kernel(
-    o, d, t, hit, normal, what, index, refl, albedo, obj_refl, obj_albedo, v_refl, v_albedo
-):  # pragma: no cover - compiled
-    """(point, reflectivity, albedo) per ray (misses: NaN, 0, 0); in place, t becomes the range (inf for misses)
-    and the normal faces the origin (n·d <= 0). Materials: refl/albedo per `what` code, objects' and vessels' per
-    row."""
+def _finish_kernel(o, d, t, hit, normal, what, index, refl, obj_refl, v_refl):  # pragma: no cover - compiled
+    """Reflectivity per ray (refl per `what` code, objects' and vessels' per row; 0 for misses); in place, t
+    becomes the range (inf for misses) and the normal faces the origin (n·d <= 0)."""
     n = o.shape[0]
-    point = np.full((n, 3), np.nan)
     refl_out = np.zeros(n)
-    albedo_out = np.zeros((n, 3))
     for r in range(n):
         if not hit[r]:
             t[r] = np.inf
             continue
-        flip = normal[r, 0] * d[r, 0] + normal[r, 1] * d[r, 1] + normal[r, 2] * d[r, 2] > 0.0
-        for a in range(3):
-            point[r, a] = o[r, a] + t[r] * d[r, a]
-            if flip:
+        if normal[r, 0] * d[r, 0] + normal[r, 1] * d[r, 1] + normal[r, 2] * d[r, 2] > 0.0:
+            for a in range(3):
                 normal[r, a] = -normal[r, a]
         w, i = what[r], index[r]
-        for a in range(3):
-            if w == OBJECT:
-                albedo_out[r, a] = obj_albedo[i, a]
-            elif w == VESSEL:
-                albedo_out[r, a] = v_albedo[i, a]
-            else:
-                albedo_out[r, a] = albedo[w, a]
         refl_out[r] = obj_refl[i] if w == OBJECT else (v_refl[i] if w == VESSEL else refl[w])
-    return point, refl_out, albedo_out
+    return refl_out
 
 
 # ---------------------------------------------------------------------------------------------- broad phase
