@@ -122,14 +122,15 @@ def cast(
     if len(o) == 0:
         return best.hits(o, d, world, vessels)
     cells = _Cells(o, float(max_range_m))
-    if sea_surface:
-        best.offer_plane(o, d, 0.0, SEA_SURFACE, above_only=False, strict=False)
+    flat = isinstance(seabed, FlatSeabed)
+    if sea_surface or flat:  # one pass; the flat bed is kept only where strictly nearer, as if offered last
+        best.offer_planes(o, d, sea_surface, -float(seabed.depth_m) if flat else np.nan)
     _coast(world, o, d, cells, best)
     _objects(world, o, d, cells, best)
     if vessels is not None and len(vessels):
         skip = None if exclude_vessel is None else np.asarray(exclude_vessel, dtype=int).reshape(-1)
         _vessels(vessels, o, d, cells, best, skip)
-    if seabed is not None:
+    if seabed is not None and not flat:
         _seabed(seabed, o, d, best, seabed_step_m)
     return best.hits(o, d, world, vessels)
 
@@ -168,10 +169,11 @@ class _Best:
         """(t, hit, normal, what, index): the arrays the compiled kernels update in place."""
         return self.t, self.hit, self.normal, self.what, self.index
 
-    def offer_plane(self, o: np.ndarray, d: np.ndarray, z: float, what: int, above_only: bool, strict: bool) -> None:
-        """The horizontal plane at height z (m), normal +z, for every ray (above_only: rays from above it; a ray
-        from on it sees nothing); kept where nearer than (strict) or as near as the nearest hit so far."""
-        _plane_kernel(o, d, float(z), above_only, strict, self.t, self.hit, self.normal, self.what, self.index, what)
+    def offer_planes(self, o: np.ndarray, d: np.ndarray, sea_surface: bool, bed_z: float) -> None:
+        """The sea surface z = 0 (if sea_surface; from either side, not from on it) where as near as the nearest
+        hit so far, then a flat seabed at height bed_z (m, NaN: none; from above it) where strictly nearer. Normals
+        +z."""
+        _planes_kernel(o, d, sea_surface, float(bed_z), self.t, self.hit, self.normal, self.what, self.index)
 
     def hits(self, o: np.ndarray, d: np.ndarray, world: World, vessels: VesselBoxes | None) -> Hits:
         """The Hits: range, point, the normal facing the origin, and each hit's material (reflectivity, albedo). Uses
@@ -197,15 +199,22 @@ class _Best:
 
 
 @njit(cache=True)
-def _plane_kernel(o, d, z, above_only, strict, t_best, hit, normal, what, index, code):  # pragma: no cover - compiled
-    """Offer the plane at height z (normal +z) to every ray, in place (see _Best.offer_plane)."""
+def _planes_kernel(o, d, sea_surface, bed_z, t_best, hit, normal, what, index):  # pragma: no cover - compiled
+    """The sea surface and a flat seabed offered to every ray, in place (see _Best.offer_planes)."""
     for r in range(o.shape[0]):
-        if d[r, 2] == 0.0 or o[r, 2] == z or (above_only and o[r, 2] < z):
+        oz, dz = o[r, 2], d[r, 2]
+        if dz == 0.0:
             continue
-        t = (z - o[r, 2]) / d[r, 2]
-        if t > EPS_T and (t < t_best[r] or (t == t_best[r] and not strict)):
-            t_best[r], hit[r], what[r], index[r] = t, True, code, -1
-            normal[r, 0], normal[r, 1], normal[r, 2] = 0.0, 0.0, 1.0
+        if sea_surface and oz != 0.0:
+            t = (0.0 - oz) / dz
+            if t > EPS_T and t <= t_best[r]:
+                t_best[r], hit[r], what[r], index[r] = t, True, SEA_SURFACE, -1
+                normal[r, 0], normal[r, 1], normal[r, 2] = 0.0, 0.0, 1.0
+        if oz > bed_z:  # False for NaN: no bed
+            t = (bed_z - oz) / dz
+            if t > EPS_T and t < t_best[r]:
+                t_best[r], hit[r], what[r], index[r] = t, True, SEABED, -1
+                normal[r, 0], normal[r, 1], normal[r, 2] = 0.0, 0.0, 1.0
 
 
 @njit(cache=True)
@@ -498,10 +507,7 @@ def _boxes_kernel(
 
 # ---------------------------------------------------------------------------------------------- the seabed
 def _seabed(seabed: SeabedLike, o: np.ndarray, d: np.ndarray, best: _Best, step_m: float | None) -> None:
-    if isinstance(seabed, FlatSeabed):
-        best.offer_plane(o, d, -float(seabed.depth_m), SEABED, above_only=True, strict=True)
-        return
-    if isinstance(seabed, GridSeabed):
+    if isinstance(seabed, GridSeabed):  # (a FlatSeabed is offered with the sea surface: _Best.offer_planes)
         depth_fn = _GridDepth(seabed)
         step = step_m or 0.5 * min(np.diff(seabed.x).min(), np.diff(seabed.y).min())
         top = -float(seabed.depth.min())  # the highest point of the bed (m, z up)
