@@ -5,17 +5,19 @@ names to nested params, the standalone one-controller node and its main()."""
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from rclpy.node import Node
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_core.ros.node_runner import run_node_main, with_sim_time
+from lotusim_core.ros.prepacked import raw_publish
 
 DEFAULT_ORIGIN = GeodeticOrigin(48.3904, -4.4861, 0.0)  # the MAS server's default origin (Brest)
 COMMON_KEYS = ("model", "origin_latitude_deg", "origin_longitude_deg", "origin_altitude_m", "setpoints")
@@ -24,6 +26,8 @@ ROS_ONLY_KEYS = ("vessel", "controllers_yaml", "use_sim_time", "start_type_descr
 
 
 GainsT = TypeVar("GainsT")
+FLOAT64_CDR_HEADER = b"\x00\x01\x00\x00"  # CDR encapsulation: little endian, no options
+_DOUBLE = struct.Struct("<d")
 
 
 class ParamReader:
@@ -117,6 +121,13 @@ class Endpoints:
 
     def publisher(self, msg_type: type, topic: str, qos: Any = 10) -> Any:
         return self._keep("publisher", self.node.create_publisher(msg_type, topic, qos))
+
+    def command(self, topic: str) -> Callable[[float], None]:
+        """A std_msgs/Float64 actuator command publisher as a function of the value: the message serialized by
+        hand (CDR little endian: the 4-byte header, then the double) and written raw, a third of the cost of
+        building and publishing a Float64 (a host of ~50 controllers at 50 Hz sends thousands a second)."""
+        send = raw_publish(self.publisher(Float64, topic))
+        return lambda value: send(FLOAT64_CDR_HEADER + _DOUBLE.pack(value))
 
     def subscription(self, msg_type: type, topic: str, callback: Callable, qos: Any = 10) -> Any:
         return self._keep("subscription", self.node.create_subscription(msg_type, topic, callback, qos))

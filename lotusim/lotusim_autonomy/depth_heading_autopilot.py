@@ -78,8 +78,8 @@ class DepthHeadingAutopilot:
         v = vessel
         self._endpoints = Endpoints(node)
         pub = self._endpoints.publisher
-        self._fin_pubs = [pub(Float64, f"{v}/fins/{f.name}/cmd") for f in spec.fins]
-        self._thr_pubs = [pub(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._fin_pubs = [self._endpoints.command(f"{v}/fins/{f.name}/cmd") for f in spec.fins]
+        self._thr_pubs = [self._endpoints.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = pub(Float64MultiArray, f"{v}/autopilot/status")
         self.depth_m: float | None = None
         self.heading_rad: float | None = None
@@ -170,10 +170,10 @@ class DepthHeadingAutopilot:
             )
             fins, thrusters = np.zeros_like(self.last_fins), np.zeros_like(self.last_thrusters)
         self.last_fins, self.last_thrusters = fins, thrusters
-        for pub, value in zip(self._fin_pubs, fins, strict=True):
-            pub.publish(Float64(data=float(value)))
-        for pub, value in zip(self._thr_pubs, thrusters, strict=True):
-            pub.publish(Float64(data=float(value)))
+        for send, value in zip(self._fin_pubs, fins, strict=True):
+            send(float(value))
+        for send, value in zip(self._thr_pubs, thrusters, strict=True):
+            send(float(value))
         self.updates += 1
         if self._status_pub.get_subscription_count() == 0:  # a host of many: no status nobody reads
             return

@@ -99,7 +99,7 @@ class StationKeeper:
         self.heading_rad: float | None = None
         v = vessel
         self._endpoints = made = Endpoints(node)
-        self._pubs = [made.publisher(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/station_keeper/status")
         # depth 1: a host that falls behind steps on the newest state, never on a backlog of old ones
         made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
@@ -201,8 +201,8 @@ class StationKeeper:
             self.node.get_logger().error(f"{self.vessel}: control step at t = {s.t_s:.3f} s failed ({exc}); thrust off")
             cmd = self.controller.stop()
         self.last_commands = cmd
-        for pub, value in zip(self._pubs, cmd, strict=True):
-            pub.publish(Float64(data=float(value)))
+        for send, value in zip(self._pubs, cmd, strict=True):
+            send(float(value))
         if self._status_pub.get_subscription_count() > 0:  # nobody listening: save the host the message
             self._publish_status(s)
         self.updates += 1

@@ -25,7 +25,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry, Path
 from rclpy.node import Node
-from std_msgs.msg import Float64, Float64MultiArray
+from std_msgs.msg import Float64MultiArray
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
 from lotusim_autonomy.controller_base import (
@@ -77,7 +77,7 @@ class UsvController:
         self._initial(setpoints)
         v = vessel
         self._endpoints = made = Endpoints(node)
-        self._thruster_pubs = [made.publisher(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._thruster_pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/usv_controller/status")
         made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: the newest state
         made.subscription(Twist, f"{v}/cmd_vel", self._on_cmd_vel)
@@ -179,8 +179,8 @@ class UsvController:
             pilot.stop()
             cmd = pilot.velocity.stop()
         self.last_commands = np.asarray(cmd, dtype=float)
-        for pub, value in zip(self._thruster_pubs, self.last_commands, strict=True):
-            pub.publish(Float64(data=float(value)))
+        for send, value in zip(self._thruster_pubs, self.last_commands, strict=True):
+            send(float(value))
         self.updates += 1
         if self._status_pub.get_subscription_count() > 0:
             st = pilot.status

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from std_msgs.msg import Float64, Float64MultiArray
+from std_msgs.msg import Float64MultiArray
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
 from lotusim_autonomy.controller_base import (
@@ -124,8 +124,8 @@ class WaypointFollower:
         self._pending: SetWaypoints.Request | None = self._initial_route(setpoints)
         v = vessel
         self._endpoints = made = Endpoints(node)
-        self._thruster_pubs = [made.publisher(Float64, f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
-        self._fin_pubs = [made.publisher(Float64, f"{v}/fins/{f.name}/cmd") for f in spec.fins]
+        self._thruster_pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
+        self._fin_pubs = [made.command(f"{v}/fins/{f.name}/cmd") for f in spec.fins]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/waypoints/status")
         made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: newest state
         made.subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
@@ -239,10 +239,10 @@ class WaypointFollower:
 
     def _publish_commands(self, commands: np.ndarray) -> None:
         self.last_commands = np.asarray(commands, dtype=float)
-        for pub, value in zip(self._thruster_pubs, self.last_commands, strict=True):
-            pub.publish(Float64(data=float(value)))
-        for pub, angle in zip(self._fin_pubs, self.controller.last_fins, strict=True):  # rudders (ships), rad
-            pub.publish(Float64(data=float(angle)))
+        for send, value in zip(self._thruster_pubs, self.last_commands, strict=True):
+            send(float(value))
+        for send, angle in zip(self._fin_pubs, self.controller.last_fins, strict=True):  # rudders (ships), rad
+            send(float(angle))
 
 
 def route_problem(lat: np.ndarray, lon: np.ndarray, radius_m: float, speed_mps: float) -> str | None:

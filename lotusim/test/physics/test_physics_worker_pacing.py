@@ -164,3 +164,48 @@ def test_endpoints_are_made_in_creation_order_within_the_budget_and_doomed_ones_
     assert destroyed == ["c_odom", "c_sub"] and made == ["a", "b"]
     queue.work(0.005, create, destroy)
     assert made == ["a", "b", "d"] and not queue.pending and not queue.doomed
+
+
+def test_a_realtime_tick_on_time_integrates_one_step_and_a_late_one_catches_up():
+    clock = FakeClock()
+    pace = pacing.RealtimePace(clock)
+    iteration, done = 0, []
+    for k in range(8):  # the timer's ticks at 20 ms; the fourth fires 45 ms late, the others on their grid
+        clock.t = 100.0 + 0.02 * k + (0.045 if k == 3 else 0.0)
+        steps = pace.steps_due(iteration, 0.02, 1.0)
+        done.append(steps)
+        iteration += steps
+    # the anchor, then one step per tick on time; the late tick comes 5.25 periods after the anchor: the steps up
+    # to its 5th period (3), so the next two on-grid ticks have none due, then one per tick again
+    assert done == [1, 1, 1, 3, 0, 0, 1, 1]
+    assert iteration == 1 + 7  # the anchor's step and the 7 tick periods since: sim time = wall time
+
+
+def test_a_stall_beyond_the_backlog_is_dropped_and_a_catch_up_is_capped_per_tick():
+    clock = FakeClock()
+    pace = pacing.RealtimePace(clock)
+    assert pace.steps_due(0, 0.02, 1.0) == 1
+    clock.t += 0.2  # 10 steps behind (within the 0.5 s backlog): caught up 5 per tick
+    assert pace.steps_due(1, 0.02, 1.0) == pacing.MAX_CATCH_UP_STEPS
+    assert pace.steps_due(6, 0.02, 1.0) == pacing.MAX_CATCH_UP_STEPS
+    assert pace.steps_due(11, 0.02, 1.0) == 0  # caught up
+    clock.t += 2.0  # a 2 s stall (a pause, a hold, a busy machine): not made up for
+    assert pace.steps_due(11, 0.02, 1.0) == 1
+    clock.t += 0.02
+    assert pace.steps_due(12, 0.02, 1.0) == 1  # on time from the new anchor
+
+
+def test_sim_time_taken_up_or_a_new_rtf_starts_a_new_anchor():
+    clock = FakeClock()
+    pace = pacing.RealtimePace(clock)
+    assert pace.steps_due(0, 0.02, 1.0) == 1
+    clock.t += 0.02
+    assert pace.steps_due(5000, 0.02, 1.0) == 1  # far ahead (a restarted master took up the time): new anchor
+    clock.t += 0.02
+    assert pace.steps_due(5001, 0.02, 1.0) == 1
+    clock.t += 0.002  # scaled to RTF 10: a tick every 2 ms
+    assert pace.steps_due(5002, 0.02, 10.0) == 1
+    clock.t += 0.002
+    assert pace.steps_due(5003, 0.02, 10.0) == 1
+    clock.t += 0.02  # ten ticks at once: 10 steps due at RTF 10, 5 caught up now
+    assert pace.steps_due(5004, 0.02, 10.0) == pacing.MAX_CATCH_UP_STEPS
