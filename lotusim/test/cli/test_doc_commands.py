@@ -37,7 +37,7 @@ BY_CI = {
 # Run by a test suite of their own: the command and the test file that runs it (with the same arguments).
 ELSEWHERE = {
     "ros2 launch lotusim sim.launch.py scenario:=single_auv headless:=true": "test_ros2_launch.py",
-    "lotusim run table_v_brest --rtf 0.3 --duration 12": "test_scenarios_e2e.py",
+    "lotusim run table_v_brest --rtf 0.5 --duration 12": "test_scenarios_e2e.py",
     "lotusim sysid --model kayak_usv --duration 120": "../autonomy/test_usv_sysid.py",
 }
 # Run once each, exactly as written (tests below).
