@@ -21,7 +21,7 @@ from test_scenarios_e2e import run_scenario  # noqa: E402  (the `lotusim run` he
 
 pytestmark = pytest.mark.ros  # a `lotusim run` of two or three vessels: light enough to share the machine
 pytest.importorskip("rosbags")
-from rosbags.highlevel import AnyReader  # noqa: E402
+from recordings import pose_at, read  # noqa: E402
 
 BUOY, BUOY_R = np.array([100.0, 173.205]), 0.5
 MINE, MINE_R = np.array([15.0, -100.0, -13.882]), 0.5
@@ -29,33 +29,10 @@ MOUNT_RADAR, MOUNT_ROV = np.array([0.0, 0.0, 3.0]), np.array([0.5, 0.0, 0.0])  #
 TILT = math.radians(15.0)
 
 
-def rotation(q: np.ndarray) -> np.ndarray:
-    """3 x 3 rotation map <- base_link of a unit quaternion x y z w."""
-    x, y, z, w = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
-
-
-def read(record, topic: str) -> list:
-    bags = sorted(record.rglob("*.mcap"))
-    with AnyReader([bags[0].parent]) as reader:
-        conns = [c for c in reader.connections if c.topic == topic]
-        return [reader.deserialize(raw, c.msgtype) for c, _, raw in reader.messages(connections=conns)]
-
-
 def pixels(msg) -> np.ndarray:
     dtype, channels = {"32FC1": ("<f4", 1), "mono8": ("u1", 1), "rgb8": ("u1", 3)}[msg.encoding]
     a = np.frombuffer(bytes(msg.data), dtype=dtype).reshape(msg.height, msg.width, channels)
     return a[..., 0] if channels == 1 else a
-
-
-def pose_at(tracks, vessel: str, stamp) -> tuple[np.ndarray, np.ndarray]:
-    t, xyz, q = tracks[vessel]
-    i = int(np.argmin(np.abs(t - (stamp.sec + stamp.nanosec * 1e-9))))
-    return xyz[i], rotation(q[i])
 
 
 def check_radar(tracks, b_scans, ppis) -> str:

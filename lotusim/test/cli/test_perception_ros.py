@@ -18,21 +18,11 @@ from test_scenarios_e2e import run_scenario  # noqa: E402  (the `lotusim run` he
 
 pytestmark = pytest.mark.ros  # a `lotusim run` of two or three vessels: light enough to share the machine
 pytest.importorskip("rosbags")
-from rosbags.highlevel import AnyReader  # noqa: E402
+from recordings import pose_at, read  # noqa: E402
 
 CA, CB = np.array([-894.04657752, -1653.19209184]), np.array([-67.60443659, -1333.0177012])  # the shore edge, m
 BUOY, BUOY_R = np.array([-481.29, -1450.39]), 0.5
 SIGMA_2D, SIGMA_3D = 0.012, 0.03  # the scenario's LiDARs: LMS511 and VLP-16 defaults (docs/sensors.md)
-
-
-def rotation(q_xyzw: np.ndarray) -> np.ndarray:
-    """3 x 3 rotation map <- base_link of a unit quaternion x y z w."""
-    x, y, z, w = q_xyzw
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
 
 
 def distance_to_shore(p_xy: np.ndarray) -> np.ndarray:
@@ -40,19 +30,6 @@ def distance_to_shore(p_xy: np.ndarray) -> np.ndarray:
     e = (CB - CA) / np.linalg.norm(CB - CA)
     rel = p_xy - CA
     return np.abs(rel[:, 0] * e[1] - rel[:, 1] * e[0])
-
-
-def read(record, topic: str):
-    bags = sorted(record.rglob("*.mcap"))
-    with AnyReader([bags[0].parent]) as reader:
-        conns = [c for c in reader.connections if c.topic == topic]
-        return [reader.deserialize(raw, c.msgtype) for c, _, raw in reader.messages(connections=conns)]
-
-
-def pose_at(tracks, vessel: str, stamp) -> tuple[np.ndarray, np.ndarray]:
-    t, xyz, q = tracks[vessel]
-    i = int(np.argmin(np.abs(t - (stamp.sec + stamp.nanosec * 1e-9))))
-    return xyz[i], rotation(q[i])
 
 
 def test_lidars_see_the_real_coast_and_a_buoy_at_their_distances(tmp_path, own_domain_env):

@@ -22,6 +22,7 @@ import pytest
 # DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
 pytestmark = [pytest.mark.ros, pytest.mark.serial]
 pytest.importorskip("rosbags")
+from recordings import read, stamp_s  # noqa: E402
 from rosbags.highlevel import AnyReader  # noqa: E402
 
 from lotusim_core.sim.scenario import load_scenario  # noqa: E402
@@ -71,16 +72,6 @@ def run_scenario(
         a = np.array(sorted(r))
         tracks[name] = (a[:, 0], a[:, 1:4], a[:, 4:8])
     return tracks, wall_s
-
-
-def read_topic(out: Path, topic: str) -> list[tuple[float, object]]:
-    """(stamp s, message) of `topic` in the recording run_scenario wrote under `out`."""
-    with AnyReader([sorted((out / "rec").rglob("*.mcap"))[0].parent]) as reader:
-        connections = [c for c in reader.connections if c.topic == topic]
-        return [
-            (m.header.stamp.sec + m.header.stamp.nanosec * 1e-9, m)
-            for m in (reader.deserialize(raw, c.msgtype) for c, _, raw in reader.messages(connections=connections))
-        ]
 
 
 def check_autopilot(name: str, track, setpoints: dict, hold_s: float, tol: dict) -> str:
@@ -263,9 +254,8 @@ def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tm
     assert len(lines) + len(failed) == 3 and not failed, "\n".join(failed)
     # the barometer (50 Hz) over the last 5 s of hover at 15 m: the ISA pressure at the drone's height
     t, xyz, _ = tracks["drone_1"]
-    held = [
-        (stamp, m.fluid_pressure) for stamp, m in read_topic(tmp_path, "/drone_1/air_pressure") if stamp > t[-1] - 5
-    ]
+    readings = [(stamp_s(m), m.fluid_pressure) for m in read(tmp_path / "rec", "/drone_1/air_pressure")]
+    held = [(stamp, p) for stamp, p in readings if stamp > t[-1] - 5]
     heights = np.interp([stamp for stamp, _ in held], t, xyz[:, 2])
     isa = 101325.0 * (1.0 - 0.0065 * heights / 288.15) ** 5.2559  # ISO 2533 troposphere
     error = np.array([p for _, p in held]) - isa
