@@ -171,8 +171,7 @@ class _Walker:
         self.offsets[path], self.types[path] = position, "sequence"
         if isinstance(inner, BasicType):
             size = self._size(inner.typename, path)
-            if count:  # an empty sequence adds no alignment
-                position = _align(position, size)
+            position = _align(position, size)  # even when empty: Fast DDS pads to the element size after the count
             self.offsets[path], self.types[path] = position, inner.typename
             return position + size * count
         if isinstance(inner, AbstractGenericString) and not isinstance(inner, AbstractWString):

@@ -70,7 +70,30 @@ def test_layout_offsets_match_serializations_of_assorted_messages():
                 for part in path.split("."):
                     obj = getattr(obj, part)
                 assert obj == value, path
-            assert end <= len(serialize_message(msg)) < end + 4
+            assert end == len(serialize_message(msg))
+
+
+def test_layout_ends_where_the_serialization_ends_with_empty_and_full_sequences():
+    """Fast DDS pads to a sequence's element size after its count even when the sequence is empty (a JointState
+    with names and no positions was 4 bytes longer than its layout said)."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lotusim_interfaces.msg import FleetState
+
+    cases = [
+        JointState(),
+        JointState(name=["x"]),
+        JointState(name=["a/b", "cc"], velocity=[1.0, 2.0]),
+        JointState(velocity=[1.0]),
+        Float64MultiArray(),
+        Float64MultiArray(data=[1.0, 2.0]),
+        FleetState(),
+        FleetState(names=["ab"], position=[0.0, 0.0, 0.0]),
+        FleetState(names=["a"], position=[0.0] * 3, orientation=[0.0, 0.0, 0.0, 1.0], status=[0]),
+    ]
+    for msg in cases:
+        assert cdr_layout.layout(msg)[2] == len(serialize_message(msg)), msg
 
 
 def test_a_layout_mismatch_is_refused_not_patched():
