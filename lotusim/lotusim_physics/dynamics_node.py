@@ -74,7 +74,6 @@ class DynamicsWorker(Node):
         values = {name: self.declare_parameter(name, default).value for name, default in PARAMETERS.items()}
         s = self.settings = WorkerSettings.from_parameters(values)
         self.mode, self.step_ns, self.core = s.mode, s.step_ns, FleetWorker(self.worker, s)
-        self._pace = pacing.RealtimePace()  # the steps of a realtime/scaled tick, late ticks caught up
         self.run_limit = RunLimit(self, self.step_ns)  # parameters run_until_s, paused: hold at that sim time
         RateParameter(self)  # real_time_factor set at run time
         for name in s.too_fast():
@@ -151,8 +150,7 @@ class DynamicsWorker(Node):
 
     # --- pacing (lotusim_physics.pacing) --------------------------------------------------------------------
     def _on_tick(self) -> None:
-        s = self.settings
-        self.advance(self._pace.steps_due(self.core.iteration, s.step_s, s.rtf_target))
+        self.advance(1)
 
     def _on_fast_tick(self) -> None:
         # new vessels' topics: up to half of the tick while some are pending (a spawn of 1,000 vessels has 6,000)

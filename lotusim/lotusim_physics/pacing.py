@@ -4,10 +4,7 @@ Modes (`mode` parameter): "realtime" (RTF 1), "scaled" (RTF `real_time_factor`),
 and "lockstep" (advances only on request: /lotusim/step, /lotusim/step_for). A worker that is not the clock
 master is a follower whatever its mode: it steps until its sim time reaches the master's /clock.
 
-- realtime / scaled master: a wall timer of period step_s / RTF (`tick_of`); each tick integrates the steps that
-  bring sim time to wall time × RTF since an anchor (one when on time), catching up a late tick by at most
-  MAX_CATCH_UP_STEPS; lateness beyond MAX_BACKLOG_S (a stall, a pause, a hold) is dropped, not caught up
-  (`RealtimePace`);
+- realtime / scaled master: one step per tick of a wall timer of period step_s / RTF (`tick_of`);
 - fast master: a tick every FAST_PERIOD_S (longer for large fleets: `Pacer.fast_period_ns`) integrates steps
   until FAST_GAP_S before the next tick is due (`Pacer.fast_deadline`), at the measured cost per step;
 - lockstep: the steps asked for, in batches;
@@ -18,7 +15,6 @@ MAX_CHUNK_STEPS at a time. Wall times are monotonic seconds; sim times integer n
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,8 +33,6 @@ FAST_STEPS_PER_TICK = 20
 FAST_ENDPOINT_SHARE = 0.5  # of a fast-mode tick, at most, for creating new vessels' topics
 TAKE_UP_WINDOW_S = 60.0  # a restarted clock master takes up the sim time others saw within this wall time
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
-MAX_CATCH_UP_STEPS = 5  # steps one late realtime/scaled tick integrates at most (the rest at the next ticks)
-MAX_BACKLOG_S = 0.5  # wall seconds of lateness a realtime/scaled worker catches up; beyond, it is dropped
 INITIAL_STEP_COST_S = 20e-6  # wall time per step assumed before the first measurement
 NS_PER_S = 1_000_000_000
 
@@ -65,31 +59,6 @@ def tick_of(mode: str, clock_master: bool, step_s: float, rtf: float) -> tuple[s
     if mode == "fast":
         return "fast", FAST_PERIOD_S
     return None
-
-
-class RealtimePace:
-    """The steps a realtime or scaled tick integrates: those that bring the sim time to the wall time × RTF
-    elapsed since an anchor (wall time, iteration), at most MAX_CATCH_UP_STEPS per tick. A worker further behind
-    than MAX_BACKLOG_S of wall time, or ahead (sim time taken up from elsewhere), or at a new RTF, starts again
-    from a new anchor: a stall is not made up for by a burst. Without it, a late tick was a lost step (rcl drops
-    missed timer periods) and a busy machine ran a realtime worker at RTF 0.9 with CPU to spare."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.clock = clock
-        self.anchor: tuple[float, int, float] | None = None  # wall s, iteration, RTF
-
-    def steps_due(self, iteration: int, step_s: float, rtf: float) -> int:
-        """Steps to integrate now, from `iteration` (steps done) at `rtf`, `step_s` s per step."""
-        now = self.clock()
-        if self.anchor is None or self.anchor[2] != rtf:
-            self.anchor = (now, iteration + 1, rtf)  # this tick's step done
-            return 1
-        wall0, iteration0, _ = self.anchor
-        behind = iteration0 + math.floor((now - wall0) * rtf / step_s + 0.5) - iteration
-        if behind < -1 or behind * step_s > MAX_BACKLOG_S * rtf:
-            self.anchor = (now, iteration + 1, rtf)
-            return 1
-        return max(0, min(behind, MAX_CATCH_UP_STEPS))
 
 
 def follower_steps(target_ns: int, sim_time_ns: int, step_ns: int, has_vessels: bool) -> tuple[int, int]:

@@ -21,8 +21,7 @@ rclpy = pytest.importorskip("rclpy")
 
 from cli_probe import Probe, start_run, stop_run, tail, wait_for_text  # noqa: E402
 
-# DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
-pytestmark = [pytest.mark.ros, pytest.mark.serial]
+pytestmark = pytest.mark.ros  # one drone under `lotusim run`: light enough to share the machine
 
 SCENARIO = textwrap.dedent(
     """

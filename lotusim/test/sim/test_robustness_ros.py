@@ -47,7 +47,8 @@ def test_churn_of_creates_and_deletes_keeps_the_worker_alive_and_the_listing_exa
             for _ in range(int(rng.integers(5, 61))):
                 serial += 1
                 names.append(f"{'abcdefgh'[serial % 8]}{'x' * int(rng.integers(0, 9))}_{serial}")
-            result = sim.command([create_item(n, "lrauv", (float(rng.uniform(-500, 500)), 0.0, -5.0)) for n in names])
+            # in a row 8 m apart (an LRAUV is 4.3 m long): none overlaps another, so none is in contact (collisions)
+            result = sim.command([create_item(n, "lrauv", (8.0 * int(n.rsplit("_", 1)[1]), 0.0, -5.0)) for n in names])
             assert [r.code for r in result.results] == [ItemResult.OK] * len(names)
             alive.update(names)
             created += len(names)
