@@ -5,7 +5,10 @@ x500 20 m up into it, command its four rotors at the hover speed sqrt(m g / 4 k_
 The motors start stopped (the spawn happens while the clock master is paused, the commands arrive before it goes
 on): spinning up from rest to the hover speed costs 1.5 g tau_up = 0.184 m/s of sink speed (tau_up = 0.0125 s,
 [PX4GazeboModels2025]), which an uncontrolled hover keeps. So over 5 s the drone stays within 1 m of its start
-height, on the line z(t) = 20 - 1.5 g tau_up t (within 5 cm), and does not drift sideways (no wind)."""
+height, on the line z(t) = 20 - 1.5 g tau_up t (within 5 cm), and does not drift sideways (no wind).
+
+And `lotusim run x500_waypoints`: three drones under their flight controllers fly a square in the wind, and the
+barometer reads the ISA pressure of their height (in the parallel DDS phase: three drones share a machine well)."""
 
 from __future__ import annotations
 
@@ -15,13 +18,18 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
 from cli_probe import Probe, start_run, stop_run, tail, wait_for_text  # noqa: E402
+from recordings import read, stamp_s  # noqa: E402
+from test_scenarios_e2e import run_scenario  # noqa: E402  (the `lotusim run` helper)
 
-pytestmark = pytest.mark.ros  # one drone under `lotusim run`: light enough to share the machine
+from lotusim_core.sim.scenario import load_scenario  # noqa: E402
+
+pytestmark = pytest.mark.ros  # one to three drones under `lotusim run`: light enough to share the machine
 
 SCENARIO = textwrap.dedent(
     """
@@ -138,3 +146,37 @@ def test_an_x500_spawned_in_the_air_hovers_on_its_rotor_topics(tmp_path, own_dom
     assert worst_height < ALTITUDE_ERROR_M
     assert worst_line < LINE_ERROR_M
     assert worst_side < 0.05
+
+
+def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tmp_path, own_domain_env):
+    """x500_waypoints: three X500s take off from the sea into a 6 m/s westerly with light Dryden turbulence, fly
+    their three corners at 15 m and hold the last one. In real time: each flight controller steps on every 50 Hz
+    odometry message, and one starved of CPU (RTF 3 on this machine under load) flies on stale rotor commands and
+    loses its drone (docs/performance.md, 'Table V')."""
+    scenario = load_scenario("x500_waypoints")
+    tracks, wall_s = run_scenario("x500_waypoints", tmp_path, duration_s=45.0, rtf=1.0, env=dict(own_domain_env))
+    lines, failed = [], []
+    for c in scenario.controllers:
+        t, xyz, _ = tracks[c.vessel]
+        corners = np.asarray(c.setpoints["waypoints_enu"], dtype=float)
+        last = t >= t[-1] - 5.0
+        off = np.hypot(*(xyz[last, :2] - corners[-1]).T).max()
+        height = np.abs(xyz[last, 2] - 15.0).max()
+        # each corner passed within 3 m (the acceptance radius is 1 m; the log keeps ~2 Hz of the fleet state)
+        passed = [round(float(np.hypot(*(xyz[:, :2] - corner).T).min()), 2) for corner in corners]
+        ok = off < 1.0 and height < 1.0 and max(passed) < 3.0
+        what = f"last 5 s within {off:.2f} m of its last corner, {height:.2f} m of 15 m; corners passed {passed}"
+        (lines if ok else failed).append(f"{c.vessel}: {what}")
+    print(f"\nx500_waypoints ({wall_s:.0f} s wall):\n" + "\n".join(lines + failed))
+    assert len(lines) + len(failed) == 3 and not failed, "\n".join(failed)
+    # the barometer (50 Hz) over the last 5 s of hover at 15 m: the ISA pressure at the drone's height
+    t, xyz, _ = tracks["drone_1"]
+    readings = [(stamp_s(m), m.fluid_pressure) for m in read(tmp_path / "rec", "/drone_1/air_pressure")]
+    held = [(stamp, p) for stamp, p in readings if stamp > t[-1] - 5]
+    heights = np.interp([stamp for stamp, _ in held], t, xyz[:, 2])
+    isa = 101325.0 * (1.0 - 0.0065 * heights / 288.15) ** 5.2559  # ISO 2533 troposphere
+    error = np.array([p for _, p in held]) - isa
+    print(
+        f"drone_1 barometer: {len(held)} readings in 5 s, median error {np.median(error):.2f} Pa, std {error.std():.2f}"
+    )
+    assert 200 <= len(held) <= 260 and abs(np.median(error)) < 3.0 and error.std() < 6.0
