@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_console(args: argparse.Namespace) -> int:
-    from lotusim_core.console.console_node import config_problem, main
+    from lotusim_core.console.console_node import main
+    from lotusim_core.console.settings import config_problem
 
     problem = config_problem(args.host, args.token, args.rate)
     if problem:

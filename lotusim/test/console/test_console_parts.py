@@ -172,7 +172,7 @@ def test_the_page_server_serves_the_page_and_nothing_else():
 
 
 def test_the_console_refuses_a_remote_address_without_a_token():
-    from lotusim_core.console.console_node import config_problem
+    from lotusim_core.console.settings import config_problem
 
     assert config_problem("127.0.0.1", "", 10.0) == "" and config_problem("localhost", "", 10.0) == ""
     assert "needs a token" in config_problem("0.0.0.0", "", 10.0)
