@@ -131,9 +131,16 @@ class FleetClient:
         """Delete vessels by name; keyword arguments as `command`."""
         return self.command(fleet_items(FleetCommandItem.DELETE, (VesselDescription(name=n) for n in names)), **kwargs)
 
-    def list_vessels(self, worker: str = "", *, wait_s: float = SERVICE_WAIT_S) -> list:
-        """The registry's vessels (lotusim_interfaces/msg/VesselInfo), of one worker if `worker` is given."""
-        return list(self._read(ListVessels, LIST_VESSELS, ListVessels.Request(worker=worker), wait_s).vessels)
+    def list_vessels(
+        self, worker: str = "", *, wait_s: float = SERVICE_WAIT_S, answer_s: float = ANSWER_S, attempts: int = ATTEMPTS
+    ) -> list:
+        """The registry's vessels (lotusim_interfaces/msg/VesselInfo), of one worker if `worker` is given.
+
+        wait_s: for the service to appear; the k-th of `attempts` requests waits k * `answer_s` for its answer
+        (wall seconds; attempts=1: one poll, e.g. of a run that may be recovering)."""
+        request = ListVessels.Request(worker=worker)
+        reply = self._read(ListVessels, LIST_VESSELS, request, wait_s, answer_s=answer_s, attempts=attempts)
+        return list(reply.vessels)
 
     def list_models(self, *, wait_s: float = SERVICE_WAIT_S) -> list[ModelInfo]:
         """The catalogue's models, in the server's order."""
