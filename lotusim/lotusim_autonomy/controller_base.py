@@ -1,6 +1,7 @@
 """Helpers shared by the vessel controllers (the contract is in controller_host.py): typed reads of a controller's
-params dict (and of its vessel's model), the endpoints a controller creates on its host node, dotted ROS parameter
-names to nested params, the standalone one-controller node and its main()."""
+params dict (and of its vessel's model), the endpoints a controller creates on its host node, the start, close and
+odometry intake every controller shares (`VesselController`), dotted ROS parameter names to nested params, the
+standalone one-controller node and its main()."""
 
 from __future__ import annotations
 
@@ -158,6 +159,54 @@ def take_odometry(controller: Any, msg: Any) -> tuple[NedState, float] | None:
     return state, h
 
 
+class VesselController:
+    """What every vessel controller on a host shares (contract: controller_host.py): its node, vessel, model and
+    endpoints (`open`, the start of its __init__), `close`, and the odometry intake that steps it (`_on_odom`:
+    counted, taken by take_odometry, then `control(state, h)`). A subclass sets TYPE and cannot_drive."""
+
+    TYPE = ""
+
+    @classmethod
+    def cannot_drive(cls, spec: VehicleSpec) -> str | None:
+        """Why this controller cannot drive the vehicle, or None."""
+        return None
+
+    def open(self, node: Node, vessel: str, params: Mapping[str, Any]) -> tuple[ParamReader, VehicleSpec]:
+        """The start of a controller's __init__: node, vessel, model (checked by cannot_drive), its Endpoints, no
+        state yet. Returns the reader of its own params (errors `<TYPE> <vessel>: key: reason`) and the vehicle."""
+        self.node, self.vessel = node, vessel
+        read = ParamReader(params, f"{self.TYPE} {vessel}")
+        self.model = read.model()
+        spec = read.vehicle(self.cannot_drive)
+        self._endpoints = Endpoints(node)
+        self.state: NedState | None = None
+        self.updates = 0  # control steps done
+        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
+        return read, spec
+
+    def close(self) -> None:
+        """Destroy this controller's publishers, subscriptions and services on the host node."""
+        self._endpoints.close()
+
+    def _on_odom(self, msg: Any) -> None:
+        """A nav_msgs/Odometry of the vessel: counted; unless skip_odometry, taken as the new state (a non-finite
+        one is dropped) and passed to control(state, sim seconds since the previous state)."""
+        self.odom_count += 1
+        if self.skip_odometry(msg):
+            return
+        taken = take_odometry(self, msg)
+        if taken is not None:
+            self.control(*taken)
+
+    def skip_odometry(self, msg: Any) -> bool:
+        """Whether to leave this odometry message untaken (none by default)."""
+        return False
+
+    def control(self, s: NedState, h: float) -> None:
+        """One control step on the new state s, h sim seconds after the previous one (0 for the first)."""
+        raise NotImplementedError
+
+
 def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     """{"setpoints.depth_m": 10, "model": "x"} -> {"setpoints": {"depth_m": 10}, "model": "x"}."""
     out: dict[str, Any] = {}
@@ -194,6 +243,21 @@ class SingleControllerNode(Node):
         close = getattr(self.controller, "close", None)
         if close is not None:
             close()
+
+
+def standalone_node(cls: type) -> type[SingleControllerNode]:
+    """The node class `<cls name>Node` of a `ros2 run lotusim <type>` executable: one cls controller, its params
+    from the node's ROS parameters."""
+
+    def __init__(self, **node_kwargs) -> None:
+        SingleControllerNode.__init__(self, cls, **node_kwargs)
+
+    doc = f"The standalone node: one {cls.TYPE}, its params from the node's ROS parameters."
+    return type(
+        f"{cls.__name__}Node",
+        (SingleControllerNode,),
+        {"__init__": __init__, "__doc__": doc, "__module__": cls.__module__},
+    )
 
 
 def main_for(make_node: Callable[[], Node], what: str, args: list[str] | None = None) -> None:

@@ -29,14 +29,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray
 
-from lotusim_autonomy.controller_base import (
-    Endpoints,
-    ParamReader,
-    SingleControllerNode,
-    main_for,
-    status_message,
-    take_odometry,
-)
+from lotusim_autonomy.controller_base import VesselController, main_for, standalone_node, status_message
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.torpedo import HEADING_LAWS, TorpedoAutopilot, TorpedoGains
 from lotusim_core.base.vehicle_spec import VehicleSpec
@@ -46,7 +39,7 @@ MAX_DEPTH_M = 11_000.0
 DEFAULT_CRUISE_MPS = 1.5  # speed when a scenario gives depth/heading but no speed (REMUS 100 cruise, Prestero 2001)
 
 
-class DepthHeadingAutopilot:
+class DepthHeadingAutopilot(VesselController):
     """One AUV's depth-heading-speed autopilot, on a host node (contract: controller_host.py)."""
 
     TYPE = "depth_heading_autopilot"
@@ -65,10 +58,7 @@ class DepthHeadingAutopilot:
         return None
 
     def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
-        self.node, self.vessel = node, vessel
-        read = ParamReader(params, f"{self.TYPE} {vessel}")
-        self.model = read.model()
-        spec = read.vehicle(self.cannot_drive)
+        read, spec = self.open(node, vessel, params)
         gains = read.gains(TorpedoGains, choices=HEADING_LAWS)
         rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
         self.cruise_speed_mps = read.number("cruise_speed_mps", DEFAULT_CRUISE_MPS, 0.0, 10.0)
@@ -76,7 +66,6 @@ class DepthHeadingAutopilot:
         read.finish()
         self.autopilot = TorpedoAutopilot(spec, gains, rho)
         v = vessel
-        self._endpoints = Endpoints(node)
         pub = self._endpoints.publisher
         self._fin_pubs = [self._endpoints.command(f"{v}/fins/{f.name}/cmd") for f in spec.fins]
         self._thr_pubs = [self._endpoints.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
@@ -92,19 +81,12 @@ class DepthHeadingAutopilot:
         sub(Float64, f"{v}/setpoint/heading", self._on_heading)
         sub(Float64, f"{v}/setpoint/speed", self._on_speed)
         sub(Float64, f"{v}/setpoint/propeller", self._on_propeller)
-        self.state: NedState | None = None
-        self.updates = 0  # control steps done
-        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_fins = np.zeros(len(spec.fins))
         self.last_thrusters = np.zeros(len(spec.thrusters))
         node.get_logger().info(
             f"depth/heading autopilot for {v} ({self.model}), heading law {gains.heading_law}, set-points "
             f"depth {self.depth_m} m, heading {_deg(self.heading_rad)} deg, speed {self.speed_mps} m/s"
         )
-
-    def close(self) -> None:
-        """Destroy this autopilot's publishers and subscriptions on the host node."""
-        self._endpoints.close()
 
     def _apply_setpoints(self, setpoints: dict[str, Any]) -> None:
         """The scenario's set-points (depth_m, heading_deg, speed_mps); a depth or heading without a speed
@@ -150,12 +132,8 @@ class DepthHeadingAutopilot:
             return self._reject("propeller", msg.data, "a finite propeller command")
         self.propeller_cmd, self.speed_mps = float(msg.data), None
 
-    def _on_odom(self, msg: Odometry) -> None:
-        self.odom_count += 1
-        taken = take_odometry(self, msg)
-        if taken is None:
-            return
-        s, h = taken
+    def control(self, s: NedState, h: float) -> None:
+        """One autopilot step on the new state (none at the first or at a stamp that did not advance)."""
         if h <= 0.0:  # first message, or a stamp that did not advance: no step
             return
         try:
@@ -195,11 +173,7 @@ def _deg(rad: float | None) -> float | None:
     return None if rad is None else round(math.degrees(rad), 3)
 
 
-class DepthHeadingAutopilotNode(SingleControllerNode):
-    """The standalone node: one autopilot, its params from the node's ROS parameters."""
-
-    def __init__(self, **node_kwargs) -> None:
-        super().__init__(DepthHeadingAutopilot, **node_kwargs)
+DepthHeadingAutopilotNode = standalone_node(DepthHeadingAutopilot)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -57,7 +57,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
 
-from lotusim_autonomy.controller_base import Endpoints, ParamReader, SingleControllerNode, main_for, take_odometry
+from lotusim_autonomy.controller_base import VesselController, main_for, standalone_node
 from lotusim_autonomy.multirotor import (
     PHASES,
     FlightMission,
@@ -90,7 +90,7 @@ STATE_SOURCES = ("odom", "fleet_state")
 STATUS_CHECK_S = 0.5  # how often (sim s) a controller asks whether its status topic has subscribers
 
 
-class FlightController:
+class FlightController(VesselController):
     """One multirotor's flight controller on a host node (contract: controller_host.py)."""
 
     TYPE = "flight_controller"
@@ -105,11 +105,8 @@ class FlightController:
         return cannot_fly(spec)
 
     def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
-        self.node, self.vessel = node, vessel
-        where = f"{self.TYPE} {vessel}"
-        read = ParamReader(params, where)
-        self.model = read.model()
-        spec = read.vehicle(self.cannot_drive)
+        read, spec = self.open(node, vessel, params)
+        where = read.where
         gains, settings = MultirotorGains(), PilotSettings()
         for obj in (gains, settings):
             for f in fields(obj):
@@ -120,7 +117,7 @@ class FlightController:
         self._initial = self._parse_setpoints(read.setpoints(), f"{where}: setpoints")
         read.finish()
         v = vessel
-        self._endpoints = made = Endpoints(node)
+        made = self._endpoints
         self._fleet: FlightFleetIntake | None = None
         if self.state_source == "fleet_state":  # stepped with the host's other drones (FlightFleetIntake)
             self._fleet = FlightFleetIntake.of(node)
@@ -141,9 +138,6 @@ class FlightController:
         made.subscription(String, f"{v}/land_on", self._on_land_on)
         self._deck_sub = None  # the odometry subscription of the vessel to land on
         self._deck_name, self._deck_started = "", False
-        self.state: NedState | None = None
-        self.updates = 0  # control steps done
-        self.odom_count = 0  # odometry messages handled
         self._warned_slow = False
         self.last_commands = np.zeros(len(self._rotors))
         node.get_logger().info(f"flight controller for {v} ({self.model}), set-points {self._initial}")
@@ -276,12 +270,8 @@ class FlightController:
         return response
 
     # --- control ---------------------------------------------------------------------------------------------
-    def _on_odom(self, msg: Odometry) -> None:
-        self.odom_count += 1
-        taken = take_odometry(self, msg)
-        if taken is None:
-            return
-        s, h = taken
+    def control(self, s: NedState, h: float) -> None:
+        """One flight-control step of this drone alone (state_source odom) on the new state."""
         if not self.before_step(s, h):
             return
         try:
@@ -524,11 +514,7 @@ class FlightFleetIntake:
         return np.concatenate(last)
 
 
-class FlightControllerNode(SingleControllerNode):
-    """The standalone node: one flight controller, its params from the node's ROS parameters."""
-
-    def __init__(self, **node_kwargs) -> None:
-        super().__init__(FlightController, **node_kwargs)
+FlightControllerNode = standalone_node(FlightController)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -37,14 +37,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray
 
-from lotusim_autonomy.controller_base import (
-    Endpoints,
-    ParamReader,
-    SingleControllerNode,
-    main_for,
-    status_message,
-    take_odometry,
-)
+from lotusim_autonomy.controller_base import VesselController, main_for, standalone_node, status_message
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import ssa
 from lotusim_autonomy.rov import (
@@ -66,7 +59,7 @@ MAX_DEPTH_M = 11_000.0
 DEFAULT_RADIUS_M = 1.0  # a waypoint counts as reached within this horizontal distance (and 0.5 m of depth)
 
 
-class StationKeeper:
+class StationKeeper(VesselController):
     """One ROV's station keeper on a host node (contract: controller_host.py)."""
 
     TYPE = "station_keeper"
@@ -79,11 +72,8 @@ class StationKeeper:
         return cannot_station_keep(spec)
 
     def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
-        self.node, self.vessel = node, vessel
-        where = f"{self.TYPE} {vessel}"
-        read = ParamReader(params, where)
-        self.model = read.model()
-        spec = read.vehicle(self.cannot_drive)
+        read, spec = self.open(node, vessel, params)
+        where = read.where
         gains = read.gains(RovGains, low=0.0)
         rho = read.number("water_density_kgm3", spec.water_density_kgm3, 900.0, 1100.0)
         # step at most once per min_step_s of sim time (0: on every odometry); slow loops need no 10 Hz, and a
@@ -98,7 +88,7 @@ class StationKeeper:
         self.depth_m: float | None = None
         self.heading_rad: float | None = None
         v = vessel
-        self._endpoints = made = Endpoints(node)
+        made = self._endpoints
         self._pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/station_keeper/status")
         # depth 1: a host that falls behind steps on the newest state, never on a backlog of old ones
@@ -106,16 +96,9 @@ class StationKeeper:
         made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
         made.subscription(Float64, f"{v}/setpoint/depth", self._on_depth)
         made.subscription(Float64, f"{v}/setpoint/heading", self._on_heading)
-        self.state: NedState | None = None
         self.target: RovTarget | None = None
-        self.updates = 0  # control steps done
-        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_commands = np.zeros(len(spec.thrusters))
         node.get_logger().info(f"station keeper for {v} ({self.model}), set-points {self._initial}")
-
-    def close(self) -> None:
-        """Destroy this controller's publishers and subscriptions on the host node."""
-        self._endpoints.close()
 
     # --- set-points ----------------------------------------------------------------------------------------------
     def _start(self, s: NedState) -> None:
@@ -178,16 +161,15 @@ class StationKeeper:
         self._retarget(heading_rad=math.radians(msg.data))
 
     # --- control ---------------------------------------------------------------------------------------------
-    def _on_odom(self, msg: Odometry) -> None:
-        self.odom_count += 1
+    def skip_odometry(self, msg: Odometry) -> bool:
+        """An odometry message less than min_step_s of sim time after the last one taken is left untaken."""
         if self.state is not None and self.min_step_s > 0.0:
             stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-            if 0.0 <= stamp - self.state.t_s < self.min_step_s - 1e-6:
-                return
-        taken = take_odometry(self, msg)
-        if taken is None:
-            return
-        s, h = taken
+            return 0.0 <= stamp - self.state.t_s < self.min_step_s - 1e-6
+        return False
+
+    def control(self, s: NedState, h: float) -> None:
+        """The scenario's set-points at the first state, then one station-keeping step per new stamp."""
         if self._initial is not None:
             self._start(s)
         if h <= 0.0:  # first message, or a stamp that did not advance: no step
@@ -223,11 +205,7 @@ class StationKeeper:
         self._status_pub.publish(status_message(STATUS_LABEL, values))
 
 
-class StationKeeperNode(SingleControllerNode):
-    """The standalone node: one station keeper, its params from the node's ROS parameters."""
-
-    def __init__(self, **node_kwargs) -> None:
-        super().__init__(StationKeeper, **node_kwargs)
+StationKeeperNode = standalone_node(StationKeeper)
 
 
 def main(args: list[str] | None = None) -> None:

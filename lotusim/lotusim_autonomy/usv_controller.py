@@ -28,14 +28,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
-from lotusim_autonomy.controller_base import (
-    Endpoints,
-    ParamReader,
-    SingleControllerNode,
-    main_for,
-    status_message,
-    take_odometry,
-)
+from lotusim_autonomy.controller_base import VesselController, main_for, standalone_node, status_message
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.usv_control import MODES, UsvAutopilot, UsvGains
 from lotusim_core.base import frames
@@ -45,7 +38,7 @@ STATUS_LABEL = "stamp_s,mode,u_ref,r_ref,u,r,distance_m,path_error_m,done"
 MAP_FRAMES = ("", "map")
 
 
-class UsvController:
+class UsvController(VesselController):
     """One vessel's USV controller on a host node (contract: controller_host.py)."""
 
     TYPE = "usv_controller"
@@ -64,10 +57,7 @@ class UsvController:
         return None
 
     def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
-        self.node, self.vessel = node, vessel
-        read = ParamReader(params, f"{self.TYPE} {vessel}")
-        self.model = read.model()
-        spec = read.vehicle(self.cannot_drive)
+        read, spec = self.open(node, vessel, params)
         gains = read.gains(UsvGains, low=0.0)
         self.path_speed_mps = read.number("path_speed_mps", 0.5, 0.0)
         self.cmd_vel_timeout_s = read.number("cmd_vel_timeout_s", 0.0, 0.0)
@@ -76,15 +66,13 @@ class UsvController:
         self.pilot = UsvAutopilot(spec, gains)
         self._initial(setpoints)
         v = vessel
-        self._endpoints = made = Endpoints(node)
+        made = self._endpoints
         self._thruster_pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/usv_controller/status")
         made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: the newest state
         made.subscription(Twist, f"{v}/cmd_vel", self._on_cmd_vel)
         made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
         made.subscription(Path, f"{v}/path", self._on_path)
-        self.state: NedState | None = None
-        self.updates = 0
         self._cmd_vel_at: float | None = None
         self.last_commands = np.zeros(len(spec.thrusters))
         lim = self.pilot.limits
@@ -92,9 +80,6 @@ class UsvController:
             f"USV controller for {v} ({self.model}): u_max {lim.u_max_mps:.2f} m/s, r_max {lim.r_max_rad_s:.3f} rad/s, "
             f"look-ahead {lim.lookahead_m:.2f} m, mode {self.pilot.mode}"
         )
-
-    def close(self) -> None:
-        self._endpoints.close()
 
     def _initial(self, setpoints: dict[str, Any]) -> None:
         """The scenario's set-points: goal_enu [x, y] (map ENU m), or waypoints (a path at speed_mps)."""
@@ -157,11 +142,8 @@ class UsvController:
         self.node.get_logger().info(f"{self.vessel}: {self.pilot.mode} of {len(pts)} poses")
 
     # --- control step --------------------------------------------------------------------------------------------
-    def _on_odom(self, msg: Odometry) -> None:
-        taken = take_odometry(self, msg)
-        if taken is None:
-            return
-        s, h = taken
+    def control(self, s: NedState, h: float) -> None:
+        """One step of the USV's law on the new state (none at the first or at a stamp that did not advance)."""
         if h <= 0.0:
             return
         pilot = self.pilot
@@ -189,11 +171,7 @@ class UsvController:
             self._status_pub.publish(status_message(STATUS_LABEL, values))
 
 
-class UsvControllerNode(SingleControllerNode):
-    """The standalone node: one USV controller, its params from the node's ROS parameters."""
-
-    def __init__(self, **node_kwargs) -> None:
-        super().__init__(UsvController, **node_kwargs)
+UsvControllerNode = standalone_node(UsvController)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -28,14 +28,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
 from lotusim_autonomy.allocation import DifferentialThrustAllocation
-from lotusim_autonomy.controller_base import (
-    Endpoints,
-    ParamReader,
-    SingleControllerNode,
-    main_for,
-    status_message,
-    take_odometry,
-)
+from lotusim_autonomy.controller_base import VesselController, main_for, standalone_node, status_message
 from lotusim_autonomy.guidance import GUIDANCE_MODES, WaypointGuidance
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid
@@ -59,7 +52,7 @@ STATUS_LABEL = "stamp_s,index,count,distance_m,cross_track_m,done"
 MAX_WAYPOINTS = 10_000
 
 
-class WaypointFollower:
+class WaypointFollower(VesselController):
     """One vessel's waypoint follower, on a host node (contract: controller_host.py)."""
 
     TYPE = "waypoint_follower"
@@ -80,10 +73,7 @@ class WaypointFollower:
         return None
 
     def __init__(self, node: Node, vessel: str, params: dict[str, Any]) -> None:
-        self.node, self.vessel = node, vessel
-        read = ParamReader(params, f"{self.TYPE} {vessel}")
-        self.model = read.model()
-        spec = read.vehicle(self.cannot_drive)
+        read, spec = self.open(node, vessel, params)
         gains = SurfaceGains(
             heading_omega_rad_s=read.number("heading_omega_rad_s", 0.5, 0.0),
             heading_zeta=read.number("heading_zeta", 1.0, 0.0),
@@ -123,25 +113,18 @@ class WaypointFollower:
         self._origin_env: GeodeticOrigin | None = None
         self._pending: SetWaypoints.Request | None = self._initial_route(setpoints)
         v = vessel
-        self._endpoints = made = Endpoints(node)
+        made = self._endpoints
         self._thruster_pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._fin_pubs = [made.command(f"{v}/fins/{f.name}/cmd") for f in spec.fins]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/waypoints/status")
         made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: newest state
         made.subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         made.service(SetWaypoints, f"{v}/waypoints/set", self._on_set_waypoints)
-        self.state: NedState | None = None
-        self.updates = 0  # control steps done
-        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
         self.last_commands = np.zeros(len(spec.thrusters))
         route = (
             "no route" if self._pending is None else f"{len(self._pending.latitude_deg)} waypoints from its set-points"
         )
         node.get_logger().info(f"waypoint follower for {v} ({self.model}), guidance {mode}, {route}")
-
-    def close(self) -> None:
-        """Destroy this follower's publishers, subscriptions and service on the host node."""
-        self._endpoints.close()
 
     def _initial_route(self, setpoints: dict[str, Any]) -> SetWaypoints.Request | None:
         """The scenario's route (latitude_deg / longitude_deg lists, or waypoints_enu [[x, y], ...] or flat
@@ -205,12 +188,8 @@ class WaypointFollower:
         self.node.get_logger().info(f"{self.vessel}: {response.message}")
         return response
 
-    def _on_odom(self, msg: Odometry) -> None:
-        self.odom_count += 1
-        taken = take_odometry(self, msg)
-        if taken is None:
-            return
-        s, h = taken
+    def control(self, s: NedState, h: float) -> None:
+        """The scenario's route at the first state, then one guidance and control step per new stamp."""
         if self._pending is not None:  # the scenario's route: its first leg starts where the vessel is now
             request, self._pending = self._pending, None
             answer = self._on_set_waypoints(request, SetWaypoints.Response())
@@ -260,11 +239,7 @@ def route_problem(lat: np.ndarray, lon: np.ndarray, radius_m: float, speed_mps: 
     return None
 
 
-class WaypointFollowerNode(SingleControllerNode):
-    """The standalone node: one follower, its params from the node's ROS parameters."""
-
-    def __init__(self, **node_kwargs) -> None:
-        super().__init__(WaypointFollower, **node_kwargs)
+WaypointFollowerNode = standalone_node(WaypointFollower)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -1,0 +1,106 @@
+"""VesselController (lotusim_autonomy.controller_base): the start, close and odometry intake every controller
+shares, without DDS (a stand-in node records what is created and destroyed)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from nav_msgs.msg import Odometry
+
+from lotusim_autonomy.controller_base import SingleControllerNode, VesselController, standalone_node
+
+
+class _Logger:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def warning(self, text: str) -> None:
+        self.warnings.append(text)
+
+
+class _Node:
+    """Stands in for the host node: publishers and subscriptions are tokens, their destruction is recorded."""
+
+    def __init__(self) -> None:
+        self.logger = _Logger()
+        self.destroyed: list[tuple[str, object]] = []
+
+    def get_logger(self) -> _Logger:
+        return self.logger
+
+    def create_subscription(self, msg_type, topic, callback, qos):
+        return ("subscription", topic)
+
+    def destroy_subscription(self, entity) -> None:
+        self.destroyed.append(("subscription", entity))
+
+
+class _Recorder(VesselController):
+    TYPE = "recorder"
+
+    @classmethod
+    def cannot_drive(cls, spec):
+        return None if spec.domain == "underwater" else f"{spec.name} is not underwater"
+
+    def __init__(self, node, vessel, params, skip_before_s: float = -1.0) -> None:
+        read, self.spec = self.open(node, vessel, params)
+        self.gain = read.number("gain", 1.0, 0.0)
+        read.finish()
+        self.skip_before_s = skip_before_s
+        self._endpoints.subscription(Odometry, f"{vessel}/odom", self._on_odom, 1)
+        self.steps: list[tuple[float, float]] = []
+
+    def skip_odometry(self, msg) -> bool:
+        return msg.header.stamp.sec < self.skip_before_s
+
+    def control(self, s, h) -> None:
+        self.steps.append((s.t_s, h))
+
+
+def _odom(t_s: float, x: float = 0.0) -> Odometry:
+    msg = Odometry()
+    msg.header.stamp.sec = int(t_s)
+    msg.header.stamp.nanosec = int(round((t_s - int(t_s)) * 1e9))
+    msg.pose.pose.position.x = x
+    msg.pose.pose.orientation.w = 1.0
+    return msg
+
+
+def test_open_reads_model_and_vehicle_and_reports_where() -> None:
+    node = _Node()
+    c = _Recorder(node, "auv", {"model": "remus100", "gain": 2.0})
+    assert (c.node, c.vessel, c.model, c.spec.name) == (node, "auv", "remus100", "remus100")
+    assert (c.state, c.updates, c.odom_count) == (None, 0, 0)
+    with pytest.raises(ValueError, match=r"^recorder auv: model: wamv is not underwater$"):
+        _Recorder(node, "auv", {"model": "wamv"})
+    with pytest.raises(ValueError, match=r"^recorder auv: unknown parameter\(s\) \['gian'\]"):
+        _Recorder(node, "auv", {"model": "remus100", "gian": 2.0})
+
+
+def test_odometry_is_counted_taken_and_stepped_with_the_time_since_the_last() -> None:
+    node = _Node()
+    c = _Recorder(node, "auv", {"model": "remus100"}, skip_before_s=1.0)
+    c._on_odom(_odom(0.5))  # skipped: counted, not taken
+    assert (c.odom_count, c.state, c.steps) == (1, None, [])
+    c._on_odom(_odom(2.0))
+    c._on_odom(_odom(2.25))
+    bad = _odom(2.5, x=math.nan)
+    c._on_odom(bad)  # non-finite: counted, logged, not taken
+    assert c.odom_count == 4
+    assert c.steps == [(2.0, 0.0), (2.25, pytest.approx(0.25, abs=1e-9))]
+    assert c.state.t_s == 2.25
+    assert node.logger.warnings == ["auv: non-finite odometry ignored"]
+
+
+def test_close_destroys_what_the_controller_made() -> None:
+    node = _Node()
+    c = _Recorder(node, "auv", {"model": "remus100"})
+    c.close()
+    assert node.destroyed == [("subscription", ("subscription", "auv/odom"))]
+
+
+def test_standalone_node_class_is_named_after_its_controller() -> None:
+    cls = standalone_node(_Recorder)
+    assert cls.__name__ == "_RecorderNode" and issubclass(cls, SingleControllerNode)
+    assert cls.__module__ == __name__ and "recorder" in cls.__doc__
