@@ -30,11 +30,9 @@ from lotusim_core.base import safe_yaml
 from lotusim_core.base.catalogue import apply_overrides, load_vehicle
 from lotusim_core.base.checkpoint_store import (
     CheckpointError,
-    check_name,
-    checkpoint_dir,
     describe,
-    read_commit,
     read_part,
+    serve_part,
     write_part,
 )
 from lotusim_core.base.names import name_problem
@@ -149,20 +147,35 @@ def serve(
     1 RESTORE, 3 CHECK) for checkpoint `name` under the configured directory: SAVE returns the written manifest's
     SHA-256; RESTORE and CHECK read the part that the checkpoint's commit records for this worker and validate it
     completely, then RESTORE calls swap_in. Raises CheckpointError, with nothing changed."""
-    root = checkpoint_dir(configured_dir)
-    check_name(name)
-    if operation == 0:
-        meta, arrays = capture_now()
-        return save(root, name, worker, step_ns, meta, arrays)
-    if operation in (1, 3):
-        part = read_commit(root, name)["parts"].get(worker)
+
+    def load_committed(root: Path, commit: dict) -> WorkerState:
+        part = commit["parts"].get(worker)
         if part is None:
             raise CheckpointError(root / name / "checkpoint.json", "parts", f"nothing saved for worker {worker!r}")
-        state = load(root, name, worker, step_ns, part["sha256"])
-        if operation == 1:
-            swap_in(state)
-        return ""
-    raise CheckpointError("request", "operation", f"{operation} is not SAVE (0), RESTORE (1) or CHECK (3)")
+        return load(root, name, worker, step_ns, part["sha256"])
+
+    def save_now(root: Path) -> str:
+        return save(root, name, worker, step_ns, *capture_now())
+
+    return serve_part(configured_dir, operation, name, save_now, load_committed, swap_in)
+
+
+def answer(
+    configured_dir: str,
+    operation: int,
+    name: str,
+    worker: str,
+    step_ns: int,
+    capture_now: Callable[[], tuple[dict, dict]],
+    swap_in: Callable[[WorkerState], None],
+) -> tuple[bool, str, str]:
+    """serve() as the worker's checkpoint service answers it, never raising (no file or request may take the
+    worker down): (success, digest, message); digest: a SAVE's manifest SHA-256, else ""; message: "" on success,
+    else a refusal's `file: key: reason` (the text of any ValueError) or the exception's type and text."""
+    try:
+        return True, serve(configured_dir, operation, name, worker, step_ns, capture_now, swap_in), ""
+    except Exception as exc:  # noqa: BLE001 - reported to the caller, the worker runs on
+        return False, "", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
 
 
 def build(where: str, meta: dict, arrays: dict[str, np.ndarray], step_ns: int) -> WorkerState:

@@ -22,11 +22,9 @@ import numpy as np
 
 from lotusim_core.base.checkpoint_store import (
     CheckpointError,
-    check_name,
-    checkpoint_dir,
     describe,
-    read_commit,
     read_part,
+    serve_part,
     write_part,
 )
 from lotusim_core.base.names import name_problem
@@ -132,19 +130,15 @@ def serve(
     """The sensor node's answer to a checkpoint request (0 SAVE, 1 RESTORE, 3 CHECK: Checkpoint.srv), as
     lotusim_physics.checkpoint.serve: SAVE returns the manifest's SHA-256; RESTORE and CHECK validate the part the
     commit records, then RESTORE calls swap_in. Raises CheckpointError with nothing changed."""
-    root = checkpoint_dir(configured_dir)
-    check_name(name)
-    if operation == 0:
-        return save(root, name, *capture_now())
-    if operation in (1, 3):
-        part = read_commit(root, name).get("sensors")
+
+    def load_committed(root: Path, commit: dict) -> SensorState:
+        part = commit.get("sensors")
         if part is None:
             raise CheckpointError(root / name / "checkpoint.json", "sensors", "no sensor state was saved")
-        state = load(root, name, part["sha256"], known_kinds)
-        if operation == 1:
-            swap_in(state)
-        return ""
-    raise CheckpointError("request", "operation", f"{operation} is not SAVE (0), RESTORE (1) or CHECK (3)")
+        return load(root, name, part["sha256"], known_kinds)
+
+    return serve_part(configured_dir, operation, name, lambda root: save(root, name, *capture_now()), load_committed,
+                      swap_in)  # fmt: skip
 
 
 def build(where: str, meta: dict, arrays: dict[str, np.ndarray], known_kinds: set[str]) -> SensorState:

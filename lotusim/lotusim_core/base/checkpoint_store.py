@@ -25,8 +25,9 @@ import re
 import shutil
 import tokenize
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,6 +38,8 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 DTYPES = {"float64": np.float64, "int64": np.int64, "bool": np.bool_}
 MAX_MANIFEST_BYTES = 64 << 20  # a manifest lists every vessel with its overrides: 10,000 vessels are ~2 MB
 MAX_ARRAY_BYTES = 8 << 30
+SAVE, RESTORE, CHECK = 0, 1, 3  # operations of lotusim_interfaces/srv/Checkpoint that a part answers
+StateT = TypeVar("StateT")
 ZIP_MEMBER_OVERHEAD = 4096  # .npy header + zip headers per array, bytes (generous)
 
 
@@ -334,6 +337,30 @@ def remove(root: Path, name: str) -> None:
     path = location(root, name)
     if path.is_dir():
         shutil.rmtree(path)
+
+
+def serve_part(
+    configured_dir: str,
+    operation: int,
+    name: str,
+    save: Callable[[Path], str],
+    load_committed: Callable[[Path, dict], StateT],
+    swap_in: Callable[[StateT], None],
+) -> str:
+    """A part's answer to a checkpoint request for checkpoint `name` under the configured directory (a dynamics
+    worker's, the sensors'): SAVE returns save(root), the written manifest's SHA-256; RESTORE and CHECK read the
+    commit and validate the part it records completely (load_committed(root, commit), raising if the commit has
+    none), then RESTORE calls swap_in with the state. Raises CheckpointError, with nothing changed."""
+    root = checkpoint_dir(configured_dir)
+    check_name(name)
+    if operation == SAVE:
+        return save(root)
+    if operation in (RESTORE, CHECK):
+        state = load_committed(root, read_commit(root, name))
+        if operation == RESTORE:
+            swap_in(state)
+        return ""
+    raise CheckpointError("request", "operation", f"{operation} is not SAVE (0), RESTORE (1) or CHECK (3)")
 
 
 def describe(meta: Any, limit: int = 80) -> str:
