@@ -58,6 +58,16 @@ class Plan:
     published: tuple[Published, ...] = ()
 
 
+SHIP_ZIGZAGS = ((10.0, 10.0), (20.0, 20.0))  # the standard 10/10 and 20/20 zig-zags [IMO2002]
+
+
+def ship_plan(speed_levels: tuple[tuple[str, float], ...], **settings) -> Plan:
+    """A ship's Plan: the standard zig-zags over 600 s, 1,500 s to reach each speed, no step responses, unless
+    `settings` (Plan's fields) say otherwise."""
+    defaults = {"zigzag_pairs": SHIP_ZIGZAGS, "zigzag_s": 600.0, "step_levels": (), "speed_s": 1500.0}
+    return Plan(speed_levels, **{**defaults, **settings})
+
+
 # --- REMUS 100 ----------------------------------------------------------------------------------------------
 REMUS_RPM_MAX = 1525.0
 # Prestero 2001 Table C.9: nominal propeller thrust X_prop = 3.86 N; the rotor speed giving it with our propeller
@@ -299,7 +309,7 @@ _XDYN_SPEED_SOURCE = (
     "K_T(J) of [Bernitsas1981]: u = {u} m/s at {n} rad/s"
 )
 _XDYN_TOL = "the resistance fit (d2 u^2) and the constant effective K_T trade +-13 % in R for a few % in speed; 3 %"
-DTMB5415 = Plan(
+DTMB5415 = ship_plan(
     speed_levels=(
         ("10 rad/s", 10.0 / DTMB_RAD_S_MAX),
         ("xdyn thrust 4.762e5 N", XDYN_DTMB_THRUST_POINT[0] / DTMB_RAD_S_MAX),
@@ -310,10 +320,6 @@ DTMB5415 = Plan(
     turn_level=XDYN_DTMB_THRUST_POINT[0] / DTMB_RAD_S_MAX,
     turn_s=700.0,
     approach_s=600.0,
-    zigzag_pairs=((10.0, 10.0), (20.0, 20.0)),
-    zigzag_s=600.0,
-    step_levels=(),
-    speed_s=1500.0,
     published=(
         Published(
             "speed", "xdyn thrust 4.762e5 N", "u_mps", XDYN_DTMB_THRUST_POINT[1], 0.02,
@@ -365,16 +371,12 @@ _FRIGATE_TOL = (
 )
 FREMM_RAD_S_MAX = 30.47
 FREMM_9_MPS_LEVEL = 20.016 / FREMM_RAD_S_MAX  # shaft speed for 9 m/s against the file's resistance and air drag
-FREMM = Plan(
+FREMM = ship_plan(
     speed_levels=(("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0)),
     turn_angle_deg=(20.0, 30.0),
     turn_level=FREMM_9_MPS_LEVEL,
     turn_s=600.0,
     approach_s=800.0,
-    zigzag_pairs=((10.0, 10.0), (20.0, 20.0)),
-    zigzag_s=600.0,
-    step_levels=(),
-    speed_s=1500.0,
     published=(
         Published(
             "speed", "100 %", "u_mps", 27.0 * 0.514444, 0.03, "[FREMM2015] maximum speed 27 kn",
@@ -392,15 +394,14 @@ FREMM = Plan(
         ),
     ),
 )  # fmt: skip
-PHA = Plan(
+PHA = ship_plan(
     speed_levels=(("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0)),
     turn_angle_deg=(35.0, 20.0),
     turn_level=1.0,
     turn_s=800.0,
     approach_s=800.0,
-    zigzag_pairs=((10.0, 10.0),),
+    zigzag_pairs=SHIP_ZIGZAGS[:1],
     zigzag_s=800.0,
-    step_levels=(),
     speed_s=2000.0,
     published=(
         Published(
