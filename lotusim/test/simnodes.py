@@ -120,6 +120,11 @@ class Sim:
         cb = feedback.append if feedback is not None else None
         return self.fleet.command(items, timeout_s=timeout_s, feedback=cb)
 
+    def listing(self, answer_s: float = 10.0) -> dict:
+        """name -> VesselInfo, as /lotusim/list_vessels answers: the service awaited 10 s, then one request whose
+        answer is awaited `answer_s` wall seconds (FleetClient.list_vessels)."""
+        return {v.name: v for v in self.fleet.list_vessels(wait_s=10.0, answer_s=answer_s, attempts=1)}
+
     def spin_once(self, timeout_s: float) -> None:
         self.executor.spin_once(timeout_sec=timeout_s)
 

@@ -18,7 +18,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from lotusim_core.ros.ros_arrays import from_float64_array  # noqa: E402
 from lotusim_interfaces.msg import FleetCommandItem, FleetState, ItemResult, VesselDescription  # noqa: E402
-from lotusim_interfaces.srv import ListModels, ListVessels  # noqa: E402
+from lotusim_interfaces.srv import ListModels  # noqa: E402
 from simnodes import Sim, create_item, delete_item, lose_first_answer, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
@@ -421,11 +421,7 @@ def test_listing_and_registry_rebuilt_after_mas_restart(sim):
     spin_until(sim.executor, lambda: len(sim.mas.registry.entries()) == 2, 15.0, "registry rebuilt")
     sim.step(1)
     sim.spin_for(0.2)
-    vessels = sim.client.create_client(ListVessels, "/lotusim/list_vessels")
-    spin_until(sim.executor, vessels.service_is_ready, 10.0, "list_vessels")
-    future = vessels.call_async(ListVessels.Request())
-    spin_until(sim.executor, future.done, 10.0, "list_vessels reply")
-    listed = {v.name: v for v in future.result().vessels}
+    listed = sim.listing()
     assert set(listed) == {"a", "b"} and listed["a"].model == "lrauv" and listed["a"].worker == "worker_0"
     # and it keeps working: a duplicate is still refused, a delete goes through
     sim.renew_action_client()
@@ -521,11 +517,7 @@ def test_fast_mode_serves_commands_and_services_while_it_runs(ros_context):
         for t in stamps:  # the first step at or after a multiple of 100 ms
             i = t // step_ns
             assert t == i * step_ns and (i * step_ns) // period_ns > ((i - 1) * step_ns) // period_ns, t
-        vessels = sim.client.create_client(ListVessels, "/lotusim/list_vessels")
-        spin_until(sim.executor, vessels.service_is_ready, 10.0, "list_vessels")
-        future = vessels.call_async(ListVessels.Request())
-        spin_until(sim.executor, future.done, 10.0, "list_vessels reply in fast mode")
-        assert sorted(v.name for v in future.result().vessels) == ["f0", "f1", "f2"]
+        assert sorted(sim.listing()) == ["f0", "f1", "f2"]
         # the tick period: FAST_PERIOD_S for cheap steps, FAST_STEPS_PER_TICK steps when a step costs more
         worker = sim.worker
         worker.pacer.step_cost_s = 5e-3

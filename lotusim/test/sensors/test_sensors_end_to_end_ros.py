@@ -15,7 +15,6 @@ from sensor_msgs.msg import FluidPressure, Imu, NavSatFix  # noqa: E402
 
 from lotusim_core.base.geodesy import GeodeticOrigin, geodetic_to_enu  # noqa: E402
 from lotusim_interfaces.msg import AIS  # noqa: E402
-from lotusim_interfaces.srv import ListVessels  # noqa: E402
 from lotusim_sensors.sensor_publisher import SensorPublisher  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
 
@@ -101,11 +100,8 @@ def test_creation_overrides_change_the_sensor_suite(sim):
     plain = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["/plain/imu/data"]])
     assert np.all(np.diff(plain) == 20_000_000)  # the catalogue's 50 Hz
     assert not got["/custom/dvl"] and got["/plain/dvl"]
-    listing = sim.client.create_client(ListVessels, "/lotusim/list_vessels")  # the MAS server lists them too
-    spin_until(sim.executor, listing.service_is_ready, 10.0, "/lotusim/list_vessels")
-    reply = listing.call_async(ListVessels.Request())
-    spin_until(sim.executor, reply.done, 10.0, "the vessel listing")
-    assert {v.name: v.overrides_yaml for v in reply.result().vessels} == {"custom": overrides, "plain": ""}
+    listed = sim.listing()  # the MAS server lists them too
+    assert {name: v.overrides_yaml for name, v in listed.items()} == {"custom": overrides, "plain": ""}
 
 
 def _stepped_until(sim, predicate, timeout_s: float, what: str) -> None:

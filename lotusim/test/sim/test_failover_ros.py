@@ -14,21 +14,11 @@ rclpy = pytest.importorskip("rclpy")
 from rclpy.parameter import Parameter  # noqa: E402
 
 from lotusim_interfaces.msg import ItemResult, VesselInfo  # noqa: E402
-from lotusim_interfaces.srv import ListVessels  # noqa: E402
 from lotusim_physics.dynamics_node import DynamicsWorker  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
 FAST_HEALTH = {"worker_timeout_s": 2.0, "pose_snapshot_s": 0.5, "list_timeout_s": 1.0}
-
-
-def _listing(sim: Sim) -> dict[str, VesselInfo]:
-    client = sim.client.create_client(ListVessels, "/lotusim/list_vessels")
-    spin_until(sim.executor, client.service_is_ready, 10.0, "list_vessels")
-    future = client.call_async(ListVessels.Request())
-    spin_until(sim.executor, future.done, 10.0, "list_vessels reply")
-    sim.client.destroy_client(client)
-    return {v.name: v for v in future.result().vessels}
 
 
 def _kill(sim: Sim, worker: DynamicsWorker) -> None:
@@ -59,7 +49,7 @@ def test_a_dead_worker_s_vessels_are_listed_kept_away_from_and_restored(ros_cont
         _kill(sim, sim.workers[1])
         spin_until(sim.executor, lambda: sim.mas.failover.health.is_down("worker_1"), 10.0, "worker_1 seen down")
 
-        listed = _listing(sim)
+        listed = sim.listing()
         assert {n: v.status for n, v in listed.items()} == {
             "a": VesselInfo.STATUS_OK,
             "b": VesselInfo.STATUS_WORKER_DOWN,
@@ -86,7 +76,7 @@ def test_a_dead_worker_s_vessels_are_listed_kept_away_from_and_restored(ros_cont
         position, _, _, _ = restarted.fleet.state_enu()
         np.testing.assert_allclose(position[0], poses["d"], atol=0.5)
         spin_until(sim.executor, lambda: not sim.mas.failover.health.is_down("worker_1"), 5.0, "worker_1 up")
-        listed = _listing(sim)
+        listed = sim.listing()
         assert sorted(listed) == ["a", "b", "c", "d", "e"]
         assert all(v.status == VesselInfo.STATUS_OK for v in listed.values()), listed
         assert listed["d"].worker == "worker_1" and listed["b"].model == "wamv"

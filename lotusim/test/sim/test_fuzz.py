@@ -17,7 +17,7 @@ rclpy = pytest.importorskip("rclpy")
 
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from test_robustness_ros import DEEP_YAML, list_vessels  # noqa: E402
+from test_robustness_ros import DEEP_YAML  # noqa: E402
 
 from lotusim_core.base import names  # noqa: E402
 from lotusim_core.sim.scenario import ScenarioError, load_scenario, resolve_scenario  # noqa: E402
@@ -117,14 +117,14 @@ def test_fuzzed_fleet_commands_never_crash_and_listings_match_the_results(ros_co
                 del expected[res.name]
         assert {n: sim.worker.vessels[n].model for n in sim.worker.fleet.names} == expected
         if tried["goals"] % 10 == 0:
-            listed = list_vessels(sim)
+            listed = sim.listing(answer_s=20.0)
             assert {n: v.model for n, v in listed.items()} == expected
             assert all(v.status == v.STATUS_OK or v.status_reason for v in listed.values())
 
     try:
         run()
         sim.spin_for(0.5)
-        assert {n: v.model for n, v in list_vessels(sim).items()} == expected
+        assert {n: v.model for n, v in sim.listing(answer_s=20.0).items()} == expected
         print(f"fuzz: {tried['goals']} goals, {tried['items']} items in {time.monotonic() - start:.0f} s, 0 crashes")
         assert tried["goals"] >= 20
     finally:

@@ -12,23 +12,13 @@ rclpy = pytest.importorskip("rclpy")
 
 from lotusim_core.base import names  # noqa: E402
 from lotusim_interfaces.msg import ItemResult  # noqa: E402
-from lotusim_interfaces.srv import ListVessels, WorkerCommand  # noqa: E402
+from lotusim_interfaces.srv import WorkerCommand  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
 
 # DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
 pytestmark = [pytest.mark.ros, pytest.mark.serial]
 CHURN_S = float(os.environ.get("LOTUSIM_CHURN_S", "25"))  # wall seconds of creates and deletes (soak: 600)
 # Longer runs for the figures in docs/simulation.md: LOTUSIM_CHURN_S=600, LOTUSIM_BULK_N=5000 (with --timeout 1200)
-
-
-def list_vessels(sim: Sim) -> dict:
-    """name -> VesselInfo, as /lotusim/list_vessels answers."""
-    client = sim.client.create_client(ListVessels, "/lotusim/list_vessels")
-    spin_until(sim.executor, client.service_is_ready, 10.0, "list_vessels")
-    future = client.call_async(ListVessels.Request())
-    spin_until(sim.executor, future.done, 20.0, "list_vessels reply")
-    sim.client.destroy_client(client)
-    return {info.name: info for info in future.result().vessels}
 
 
 def test_churn_of_creates_and_deletes_keeps_the_worker_alive_and_the_listing_exact(ros_context):
@@ -62,7 +52,7 @@ def test_churn_of_creates_and_deletes_keeps_the_worker_alive_and_the_listing_exa
             goals += 2
             sim.spin_for(float(rng.uniform(0.0, 0.3)))  # the worker publishes odometry and /tf meanwhile
         sim.spin_for(1.0)
-        listed = list_vessels(sim)
+        listed = sim.listing(answer_s=20.0)
         assert set(listed) == alive
         assert set(sim.worker.fleet.names) == alive
         assert all(info.status == info.STATUS_OK and info.worker == "worker_0" for info in listed.values())
@@ -97,7 +87,7 @@ def test_names_too_long_for_ros_are_refused_at_the_mas_server_and_the_worker(ros
         assert [r.code for r in results] == [ItemResult.INVALID_NAME]
         spin_until(sim.executor, lambda: sim.worker.topics[longest].odom_pub is not None, 10.0, "topics created")
         sim.spin_for(0.5)  # the worker keeps stepping (a timer exception would surface here)
-        assert set(list_vessels(sim)) == {longest} and set(sim.worker.fleet.names) == {longest}
+        assert set(sim.listing(answer_s=20.0)) == {longest} and set(sim.worker.fleet.names) == {longest}
     finally:
         sim.close()
 
@@ -133,7 +123,7 @@ def test_deeply_nested_payloads_are_refused_per_item_and_no_node_dies(ros_contex
         sim.spin_for(1.0)  # an exception in any node's callback would surface here
         assert sensors._env is before
         assert [r.code for r in sim.command([create_item("b", "lrauv")]).results] == [ItemResult.OK]  # not reserved
-        assert set(list_vessels(sim)) == {"a", "b"}
+        assert set(sim.listing(answer_s=20.0)) == {"a", "b"}
     finally:
         sim.executor.remove_node(sensors)
         sensors.destroy_node()
@@ -147,7 +137,7 @@ def test_limits_count_each_create_once_and_a_name_can_be_reused_within_a_goal(ro
         assert [r.code for r in result.results] == [ItemResult.OK] * 10 + [ItemResult.FLEET_FULL] * 2
         items = [delete_item("v0"), create_item("v0", "wamv"), delete_item("v0"), create_item("v0", "lrauv")]
         assert [r.code for r in sim.command(items).results] == [ItemResult.OK] * 4
-        listed = list_vessels(sim)
+        listed = sim.listing(answer_s=20.0)
         assert len(listed) == 10 and listed["v0"].model == "lrauv"
     finally:
         sim.close()
@@ -163,7 +153,7 @@ def test_a_frozen_vessel_is_listed_with_the_reason(ros_context):
             ItemResult.OK,
         ]
         sim.step(5)
-        listed = list_vessels(sim)
+        listed = sim.listing(answer_s=20.0)
         assert listed["wild"].status == listed["wild"].STATUS_FROZEN
         assert "vessel 'wild' frozen at t=" in listed["wild"].status_reason
         assert listed["calm"].status == listed["calm"].STATUS_OK and listed["calm"].status_reason == ""
@@ -198,7 +188,7 @@ def test_a_bulk_delete_takes_about_as_long_as_the_create(ros_context):
             sim.spin_for(0.05)  # an IndexError in the worker's callback would surface here
         spin_until(sim.executor, lambda: not sim.worker.endpoint_queue.doomed, 300.0, "old topics destroyed")
         assert sim.worker.vessels["v0"].thruster_cmd.tolist() == [0.0]
-        assert set(list_vessels(sim)) == {"v0"}
+        assert set(sim.listing(answer_s=20.0)) == {"v0"}
     finally:
         sim.close()
 
