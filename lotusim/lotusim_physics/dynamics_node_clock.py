@@ -1,0 +1,128 @@
+"""A dynamics worker's sim-time endpoints (ROS wiring beside lotusim_physics.dynamics_node).
+
+A follower (not the clock master) steps to the master's /clock (lotusim_physics.pacing.follower_steps). The clock
+master serves the lockstep requests, /lotusim/step (lotusim_interfaces/Step: N steps, reply when done) and the
+/lotusim/step_for action (N steps in chunks with feedback, cancellable: pacing.step_in_chunks); both are cut at
+`run_until_s` (lotusim_physics.run_limit), and outside lockstep mode the service refuses with the reason and the
+action rejects its goals. A restarted master takes up the sim time where it was (docs/simulation.md, supervision
+and failover): from the other workers' /lotusim/stats, or from the MAS server's latched /lotusim/resume_clock
+(pacing.Pacer.take_up_steps). Interfaces: docs/interfaces.md, 'Services and actions'.
+"""
+
+from __future__ import annotations
+
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+
+from lotusim_core.ros.qos import LATCHED
+from lotusim_interfaces.action import StepFor
+from lotusim_interfaces.msg import SimStats
+from lotusim_interfaces.srv import Step
+from lotusim_physics import pacing
+from lotusim_physics.dynamics_node_outputs import stamp_from_ns
+
+NS_PER_S = 1_000_000_000
+
+
+def step_refusal(mode: str, worker: str) -> str:
+    """Why worker `worker` in mode `mode` refuses /lotusim/step; "" in lockstep mode."""
+    if mode == "lockstep":
+        return ""
+    return f"worker {worker} runs in {mode} mode; /lotusim/step needs mode lockstep"
+
+
+def step_for_ending(outcome: str, held_reason: str) -> tuple[str, bool, str]:
+    """(goal handle method, success, message) that ends a /lotusim/step_for goal whose steps ended with `outcome`
+    of pacing.step_in_chunks ("done", "canceled" or "held"; held: the message is `held_reason`)."""
+    return {
+        "done": ("succeed", True, ""),
+        "canceled": ("canceled", False, "canceled"),
+        "held": ("abort", False, held_reason),
+    }[outcome]
+
+
+def clock_ns(msg: Clock) -> int:
+    """The sim time of a rosgraph_msgs/Clock, ns."""
+    return msg.clock.sec * NS_PER_S + msg.clock.nanosec
+
+
+class SimTimeEndpoints:
+    """The sim-time endpoints of a DynamicsWorker `node`: uses its worker name, mode, step_ns, advance(),
+    run_limit, pacer, core (lotusim_physics.worker.FleetWorker) and logger."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    def serve(self, clock_master: bool) -> None:
+        """Create the follower's /clock subscription, or the clock master's services, action and subscriptions."""
+        node = self.node
+        if not clock_master:
+            node.create_subscription(Clock, "/clock", self.on_clock, 10)
+            return
+        node.create_service(Step, "/lotusim/step", self.on_step)
+        accept = GoalResponse.ACCEPT if node.mode == "lockstep" else GoalResponse.REJECT
+        self.step_for = ActionServer(
+            node,
+            StepFor,
+            "/lotusim/step_for",
+            execute_callback=self.execute_step_for,
+            goal_callback=lambda _goal: accept,
+            cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+        )
+        node.create_subscription(SimStats, "/lotusim/stats", self.on_stats_of_others, 10)
+        node.create_subscription(Clock, "/lotusim/resume_clock", self.on_resume_clock, LATCHED)
+
+    # --- follower -------------------------------------------------------------------------------------------
+    def on_clock(self, msg: Clock) -> None:
+        """Follower worker: integrate until our sim time reaches the master's clock."""
+        node = self.node
+        has_vessels = bool(node.core.fleet.names)
+        skipped, steps = pacing.follower_steps(clock_ns(msg), node.core.sim_time_ns, node.step_ns, has_vessels)
+        node.core.iteration += skipped
+        if steps > 0:
+            node.advance(steps)
+
+    # --- clock master: lockstep -----------------------------------------------------------------------------
+    def on_step(self, request: Step.Request, response: Step.Response) -> Step.Response:
+        """/lotusim/step: advance request.steps steps; success only if all were done (not held)."""
+        node = self.node
+        response.message = step_refusal(node.mode, node.worker)
+        if not response.message:
+            requested = int(request.steps)
+            response.success = node.advance(requested) == requested
+            response.message = "" if response.success else node.run_limit.describe()
+        response.sim_time, response.iteration = stamp_from_ns(node.core.sim_time_ns), node.core.iteration
+        return response
+
+    def execute_step_for(self, goal_handle) -> StepFor.Result:
+        """/lotusim/step_for: the goal's steps in chunks, with feedback after each, until done, held or cancelled."""
+        node, feedback = self.node, StepFor.Feedback()
+
+        def progress(done: int) -> None:
+            feedback.steps_done, feedback.sim_time = done, stamp_from_ns(node.core.sim_time_ns)
+            goal_handle.publish_feedback(feedback)
+
+        cancelled = lambda: goal_handle.is_cancel_requested  # noqa: E731
+        done, outcome = pacing.step_in_chunks(int(goal_handle.request.steps), node.advance, cancelled, progress)
+        end, success, message = step_for_ending(outcome, node.run_limit.describe())
+        getattr(goal_handle, end)()
+        sim_time = stamp_from_ns(node.core.sim_time_ns)
+        return StepFor.Result(success=success, message=message, steps_done=done, sim_time=sim_time)
+
+    # --- clock master: taking up sim time after a restart ---------------------------------------------------
+    def on_stats_of_others(self, msg: SimStats) -> None:
+        """A follower ahead means this master was restarted while the followers ran on."""
+        if msg.worker != self.node.worker:
+            self.take_up_time(round(msg.sim_time_s * 1e9), f"worker {msg.worker}")
+
+    def on_resume_clock(self, msg: Clock) -> None:
+        """The sim time the MAS server last saw, sent when this worker was restarted."""
+        self.take_up_time(clock_ns(msg), "the MAS server")
+
+    def take_up_time(self, t_ns: int, source: str) -> None:
+        """Jump (without integrating) to sim time `t_ns` seen by `source` if pacing.Pacer.take_up_steps says so."""
+        node = self.node
+        if steps := node.pacer.take_up_steps(t_ns, node.core.sim_time_ns, node.step_ns):
+            node.core.iteration += steps
+            node.get_logger().warning(f"sim time taken up from {source}: {node.core.sim_time_ns * 1e-9:.3f} s")
