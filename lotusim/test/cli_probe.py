@@ -1,7 +1,8 @@
 """Helpers for tests that start `lotusim run` (or another lotusim process) and watch it from outside: start and
-stop the run (`start_run`, `stop_run`), a client node on the run's ROS domain (`Probe`: the MAS listing, the
-workers' stats, spawns through FleetClient; `Probe.wait_until` gives up when the run ends), and the wait for a text
-in a process's output file (`wait_for_text`). Every wait is in wall seconds (time.monotonic)."""
+stop the run (`start_run`, `stop_run`), a `lotusim` command run to its end (`run_cli`), a client node on the run's
+ROS domain (`Probe`: the MAS listing, the workers' stats, spawns through FleetClient; `Probe.wait_until` gives up
+when the run ends), and the wait for a text in a process's output file (`wait_for_text`). Every wait is in wall
+seconds (time.monotonic)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,20 @@ def start_run(args: list[str], out: Path, env: dict) -> subprocess.Popen:
             start_new_session=True,
             env=env,
         )
+
+
+def run_cli(*args: str, env: dict | None = None, timeout_s: float = 240.0) -> subprocess.CompletedProcess:
+    """`python -m lotusim_core.cli ARGS` to its end (a user's command in a second shell: `lotusim list`,
+    `lotusim checkpoint save NAME`), its stdout and stderr captured as text; subprocess.TimeoutExpired after
+    `timeout_s` wall seconds."""
+    return subprocess.run(
+        [sys.executable, "-m", "lotusim_core.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def stop_run(run: subprocess.Popen, timeout_s: float = 30.0) -> None:

@@ -4,14 +4,12 @@ the MAS action, a summary, an MCAP recording readable without ROS, a trajectory 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
-from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
+from cli_probe import run_cli, start_run, stop_run, tail, wait_for_text  # noqa: E402
 
 # DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
 pytestmark = [pytest.mark.ros, pytest.mark.serial]
@@ -37,14 +35,7 @@ SCENARIO = textwrap.dedent(
 
 
 def _lotusim(*args: str, timeout: float = 240.0, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "lotusim_core.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli(*args, env=env, timeout_s=timeout)
 
 
 def test_run_spawns_runs_records_and_plots(tmp_path, own_domain_env):
@@ -237,7 +228,6 @@ def test_lockstep_run_says_what_it_waits_for_and_stops_at_the_duration(tmp_path,
     """Under lotusim run, a lockstep simulation advances through /lotusim/step only; --duration cuts the steps
     at its sim time and ends the run there. A recording topic that one vessel lacks (a surface vessel has no
     depth sensor) is reported and the others are recorded."""
-    import signal
     import time
 
     import rclpy
@@ -247,29 +237,21 @@ def test_lockstep_run_says_what_it_waits_for_and_stops_at_the_duration(tmp_path,
 
     scenario = tmp_path / "repro_check.yaml"
     scenario.write_text(REPRO_SCENARIO)
-    record = tmp_path / "rec"
-    run = subprocess.Popen(
-        [sys.executable, "-m", "lotusim_core.cli", "run", str(scenario), "--mode", "lockstep"]
-        + ["--duration", "1", "--record", str(record)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        env=own_domain_env,
+    record, log = tmp_path / "rec", tmp_path / "run.out"
+    run = start_run(
+        [str(scenario), "--mode", "lockstep", "--duration", "1", "--record", str(record)], log, own_domain_env
     )
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=int(own_domain_env["ROS_DOMAIN_ID"]))
     node = rclpy.create_node("stepper", context=context)
     try:
-        lines, deadline = [], time.monotonic() + 180.0
-        while "lockstep:" not in (line := run.stdout.readline()):
-            lines.append(line)
-            assert line and time.monotonic() < deadline, "".join(lines)
+        wait_for_text(log, "lockstep:", run, 180.0)
+        before, _, after = log.read_text().partition("lockstep:")
+        lines, line = before.splitlines(), "lockstep:" + after.split("\n", 1)[0]
         assert "waiting for /lotusim/step" in line
         assert any("not recorded" in x and "/usv_1/depth" in x and "/auv_1/depth" not in x for x in lines), lines
         time.sleep(35.0)  # the run used to give up after 30 s without a fleet state
-        assert run.poll() is None, run.stdout.read()
+        assert run.poll() is None, tail(log)
         client = node.create_client(Step, "/lotusim/step")
         assert client.wait_for_service(timeout_sec=30.0)
         future = client.call_async(Step.Request(steps=80))
@@ -278,13 +260,10 @@ def test_lockstep_run_says_what_it_waits_for_and_stops_at_the_duration(tmp_path,
         executor.spin_until_future_complete(future, timeout_sec=30.0)
         reply = future.result()
         assert not reply.success and reply.iteration == 50 and "run_until_s" in reply.message  # 1 s / 0.02 s
-        out, _ = run.communicate(timeout=60)
-        assert run.returncode == 0, out
-        assert "1.0 s of sim time" in out
+        assert run.wait(timeout=60) == 0, tail(log)
+        assert "1.0 s of sim time" in log.read_text()
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGINT)
-            run.wait(timeout=30)
+        stop_run(run)
         node.destroy_node()
         context.try_shutdown()
     recorded = _recorded(record, ("/lotusim/fleet_state", "/auv_1/depth", "/auv_1/odom"))

@@ -9,7 +9,6 @@ import os
 import pickle
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +16,12 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from cli_probe import start_run, stop_run, wait_for_text  # noqa: E402
+from cli_probe import run_cli, start_run, stop_run, wait_for_text  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
 from test_checkpoint import Payload, _malformations, _resign  # noqa: E402
 
 from lotusim_interfaces.msg import FleetCommandItem, VesselDescription  # noqa: E402
-from lotusim_interfaces.srv import Checkpoint, ListVessels  # noqa: E402
+from lotusim_interfaces.srv import Checkpoint  # noqa: E402
 from simnodes import Sim, create_item, delete_item, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
@@ -58,14 +57,9 @@ def _call(sim: Sim, operation: int, name: str) -> Checkpoint.Response:
 
 def _listing(sim: Sim) -> list[tuple]:
     """The MAS server's listing: (name, worker, status, x, y, z) per vessel, sorted."""
-    client = getattr(sim, "_list_client", None) or sim.client.create_client(ListVessels, "/lotusim/list_vessels")
-    sim._list_client = client
-    spin_until(sim.executor, client.service_is_ready, 10.0, "list_vessels")
-    future = client.call_async(ListVessels.Request())
-    spin_until(sim.executor, future.done, 10.0, "list_vessels reply")
     return sorted(
         (v.name, v.worker, v.status, v.pose.position.x, v.pose.position.y, v.pose.position.z)
-        for v in future.result().vessels
+        for v in sim.listing().values()
     )
 
 
@@ -257,14 +251,7 @@ vessels:
 
 
 def _lotusim(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "lotusim_core.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli(*args, env=env, timeout_s=180.0)
 
 
 def test_checkpoint_cli_against_lotusim_run(tmp_path, own_domain_env):
