@@ -59,7 +59,7 @@ class ConsoleNode(Node):
         self.runner = CommandRunner(self.context, s.master_node)
         self.watch = ControllerWatch(self)  # the selected vessels' controller status
         self.channels = Channels(self.runner.list_models)
-        self.services = Services(self.operators, self.audit, self.runner.submit, self.watch.watch,
+        self.answers = Services(self.operators, self.audit, self.runner.submit, self.watch.watch,
                                  self.view.snapshot_time_s, self._on_audit_entry)  # fmt: skip
         self._serve(s)
         self.create_timer(1.0 / s.rate_hz, self._publish)
@@ -110,7 +110,7 @@ class ConsoleNode(Node):
     def _serve(self, s: Settings) -> None:
         self.server = foxglove.start_server(
             name=s.name, host=s.host, port=s.port, context=self.channels.fox,
-            services=self.services.foxglove_services(), capabilities=[Capability.Services],
+            services=self.answers.foxglove_services(), capabilities=[Capability.Services],
             supported_encodings=["json"], server_listener=Listener(self.operators, self.channels),
         )  # fmt: skip
         self.page = None
@@ -126,7 +126,7 @@ class ConsoleNode(Node):
         self._decode_states()
         if self._origin_given:  # positions in WGS84 need the map's origin: shown once it is known
             rtf = sum(s.real_time_factor for s in self.stats.values()) / len(self.stats) if self.stats else 0.0
-            self.channels.send_fleet(self.view.snapshot(), self.environment, rtf, self.services.paused, self._extra)
+            self.channels.send_fleet(self.view.snapshot(), self.environment, rtf, self.answers.paused, self._extra)
         else:
             self.get_logger().info(
                 "waiting for /lotusim/environment (the map's origin) or parameters origin_*", throttle_duration_sec=10.0
