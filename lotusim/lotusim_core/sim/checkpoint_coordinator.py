@@ -61,7 +61,7 @@ async def _ask_each(mas, operation: int, name: str, workers: list[str]) -> dict:
     """Each worker's answer to (operation, name), asked one after the other; a missing answer is an error."""
     replies = {}
     for worker in workers:
-        reply = await mas._ask_worker(
+        reply = await mas.calls.ask_worker(
             worker, "checkpoint", Checkpoint.Request(operation=operation, path=name), CHECKPOINT_ANSWER_S, 3
         )
         if reply is None:
@@ -139,7 +139,7 @@ async def _restore(mas, root, name: str, response: Checkpoint.Response) -> None:
         response.message = "the sensors' state is not restored: the sensor_publisher did not answer"
     mas.registry.clear_vessels()
     for worker in workers:
-        reply = await mas._ask_worker(worker, "list", ListVessels.Request(), mas.list_timeout_s, 3)
+        reply = await mas.calls.ask_worker(worker, "list", ListVessels.Request(), mas.list_timeout_s, 3)
         if reply is None:
             failed.append(f"worker {worker}: list_vessels: restored, but its vessels are not listed")
             continue
@@ -167,7 +167,7 @@ async def _ask_sensors(mas, operation: int, name: str) -> Checkpoint.Response | 
         return None
     for _ in range(3):  # a lost answer is asked for again (saving or restoring twice is harmless)
         future = client.call_async(Checkpoint.Request(operation=operation, path=name))
-        reply = (await mas._ask_all({"sensors": future}, CHECKPOINT_ANSWER_S))["sensors"]
+        reply = (await mas.calls.ask_all({"sensors": future}, CHECKPOINT_ANSWER_S))["sensors"]
         if reply is not None:
             if not reply.success:
                 raise store.CheckpointError("sensor_publisher", "checkpoint", reply.message)

@@ -63,12 +63,12 @@ class Failover:
         if heard in (Heard.BACK, Heard.RESTARTED):
             what = "was restarted" if heard is Heard.RESTARTED else "is back"
             self.log().warning(f"worker {worker} {what} ({vessel_count} vessels); restoring its vessels")
-            self.mas._answering.discard(worker)  # its command service is a new one: check it before sending
+            self.mas.calls.answering.discard(worker)  # its command service is a new one: check it before sending
             self.mas.executor.create_task(self.recover(worker))
 
     def _tick(self) -> None:
         now = time.monotonic()
-        for worker in self.health.check(now, lambda w: self.mas._clients_of(w)["command"].service_is_ready()):
+        for worker in self.health.check(now, lambda w: self.mas.calls.clients_of(w)["command"].service_is_ready()):
             count = sum(1 for e in self.mas.registry.entries() if e.worker == worker)
             self.log().error(
                 f"worker {worker}: no stats for {self.health.timeout_s:.0f} s and gone (or hung): down; its {count} "
@@ -86,9 +86,9 @@ class Failover:
         self._snapshotting = True
         try:
             workers = [w for w in self.mas.registry.workers if not self.health.is_down(w) and w not in self._recovering]
-            clients = {w: self.mas._clients_of(w)["list"] for w in workers}
+            clients = {w: self.mas.calls.clients_of(w)["list"] for w in workers}
             futures = {w: c.call_async(ListVessels.Request()) for w, c in clients.items()}
-            replies = await self.mas._ask_all(futures, self.mas.list_timeout_s)
+            replies = await self.mas.calls.ask_all(futures, self.mas.list_timeout_s)
             now = time.monotonic()
             for worker, reply in replies.items():
                 if reply is None:
@@ -165,10 +165,10 @@ class Failover:
         deleted = self.health.take_deleted_while_down(worker)
         expected = {e.name for e in mas.registry.entries() if e.worker == worker}
         present: set[str] | None = None
-        await self._matched(mas._clients_of(worker)["list"])
+        await self._matched(mas.calls.clients_of(worker)["list"])
         for attempt in range(RECOVERY_ROUNDS + 1):
             # a new server's first answers are the likeliest to be lost: asked again after 1 s
-            reply = await mas._ask_worker(worker, "list", ListVessels.Request(), 1.0, 5)
+            reply = await mas.calls.ask_worker(worker, "list", ListVessels.Request(), 1.0, 5)
             if reply is None:
                 continue
             present = {info.name for info in reply.vessels}
@@ -210,17 +210,17 @@ class Failover:
         """Wait (at most command_timeout_s) until a client sees its server (a restarted worker's is new)."""
         deadline = time.monotonic() + self.mas.command_timeout_s
         while not client.service_is_ready() and time.monotonic() < deadline:
-            await self.mas._await_at_most(Future(), 0.2)
+            await self.mas.calls.await_at_most(Future(), 0.2)
 
     async def _send(self, worker: str, items: list[FleetCommandItem]) -> None:
         """Send items to the worker's command service once it is matched (a restarted worker's service is new);
         an unanswered request is settled by the next round's listing."""
-        client = self.mas._clients_of(worker)["command"]
+        client = self.mas.calls.clients_of(worker)["command"]
         await self._matched(client)
         size = max(self.mas.batch_size, 1)
         for k in range(0, len(items), size):
             future = client.call_async(WorkerCommand.Request(items=items[k : k + size]))
-            reply = (await self.mas._ask_all({worker: future}, self.mas.list_timeout_s * 2))[worker]
+            reply = (await self.mas.calls.ask_all({worker: future}, self.mas.list_timeout_s * 2))[worker]
             if reply is None:
                 client.remove_pending_request(future)
                 continue

@@ -168,7 +168,7 @@ def test_a_worker_answer_lost_is_settled_from_its_vessel_list(ros_context):
     sim = Sim(ros_context, mode="lockstep", mas_params={"command_timeout_s": 1.0})
     try:
         sim.command([create_item("a", "lrauv", (0.0, 0.0, -5.0))])
-        lose_first_answer(sim.mas._clients_of("worker_0")["command"])
+        lose_first_answer(sim.mas.calls.clients_of("worker_0")["command"])
         items = [create_item("b", "remus100", (0.0, 10.0, -5.0)), delete_item("a"), _move_item("b", (5.0, 10.0, -6.0))]
         result = sim.command(items)
         assert [r.code for r in result.results] == [ItemResult.OK, ItemResult.OK, ItemResult.NO_WORKER]
@@ -440,7 +440,7 @@ def test_registry_rebuilt_after_restart_when_the_first_listing_answer_is_lost(si
     sim.mas = MasServer(
         context=sim.context, parameter_overrides=[rclpy.parameter.Parameter("list_timeout_s", value=0.5)]
     )
-    sent = lose_first_answer(sim.mas._clients_of("worker_0")["list"])
+    sent = lose_first_answer(sim.mas.calls.clients_of("worker_0")["list"])
     sim.executor.add_node(sim.mas)
     spin_until(sim.executor, lambda: len(sim.mas.registry.entries()) == 2, 15.0, "registry rebuilt")
     assert len(sent) == 2 and sorted(e.name for e in sim.mas.registry.entries()) == ["a", "b"]
