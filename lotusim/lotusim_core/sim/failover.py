@@ -12,6 +12,8 @@ from it, and bring its vessels back when it returns (docs/simulation.md, "Superv
   and overrides as created; at rest: velocities and actuator commands are not kept); vessels deleted while it
   was down are deleted from it. A vessel that cannot be re-created stays listed with STATUS_LOST and the reason
   until it is deleted; every recovery is logged with what was and was not restored.
+The decisions are ROS-free (lotusim_core.sim.worker_health, .vessel_restore); this module wires them to a timer,
+the workers' services and /lotusim/resume_clock.
 """
 
 from __future__ import annotations
@@ -24,16 +26,13 @@ from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from lotusim_core.ros.qos import LATCHED
+from lotusim_core.sim import vessel_restore
 from lotusim_core.sim.fleet_registry import PlannedItem
 from lotusim_core.sim.worker_health import Heard, WorkerHealth
-from lotusim_interfaces.msg import FleetCommandItem, ItemResult, VesselDescription, VesselInfo
+from lotusim_interfaces.msg import FleetCommandItem, VesselInfo
 from lotusim_interfaces.srv import ListVessels, WorkerCommand
 
 RECOVERY_ROUNDS = 3  # list the worker, send the missing vessels, again while some are missing
-
-
-def _delete_item(name: str) -> FleetCommandItem:
-    return FleetCommandItem(command=FleetCommandItem.DELETE, vessel=VesselDescription(name=name))
 
 
 class Failover:
@@ -56,9 +55,8 @@ class Failover:
     # --- heartbeat ----------------------------------------------------------------------------------------------
     def on_stats(self, worker: str, wall_time_s: float, vessel_count: int, sim_time_s: float) -> None:
         heard = self.health.heard(worker, wall_time_s, time.monotonic())
-        if heard is Heard.RESTARTED and sim_time_s + 1.0 < self.sim_time_s:  # a clock master takes it up
-            sec, nanosec = divmod(round(self.sim_time_s * 1e9), 1_000_000_000)
-            self._resume_pub.publish(ClockMsg(clock=Time(sec=sec, nanosec=nanosec)))
+        if resume := vessel_restore.resume_time(heard, sim_time_s, self.sim_time_s):  # a clock master takes it up
+            self._resume_pub.publish(ClockMsg(clock=Time(sec=resume[0], nanosec=resume[1])))
         self.sim_time_s = max(self.sim_time_s, sim_time_s)
         if heard in (Heard.BACK, Heard.RESTARTED):
             what = "was restarted" if heard is Heard.RESTARTED else "is back"
@@ -118,36 +116,15 @@ class Failover:
         worker = batch[0].worker
         if not self.health.is_down(worker):
             return False
-        reason = f"worker {worker} is down"
-        for planned in batch:
-            name = planned.item.vessel.name
-            if planned.item.command == FleetCommandItem.DELETE:
-                self.mas._commit(planned)
-                self.health.deleted_while_down(worker, name)
-                results[planned.index] = ItemResult(name=name, ok=True, code=ItemResult.OK)
-            else:
-                results[planned.index] = ItemResult(name=name, ok=False, code=ItemResult.NO_WORKER, reason=reason)
+        for planned in vessel_restore.settle_down_batch(batch, results):
+            self.mas._commit(planned)
+            self.health.deleted_while_down(worker, planned.item.vessel.name)
         return True
 
     # --- listings -----------------------------------------------------------------------------------------------
     def listed(self, info: VesselInfo) -> bool:
         """Fill in the status of a vessel whose worker is down or that could not be restored (True if so)."""
-        if self.health.is_down(info.worker):
-            info.status, info.status_reason = (
-                VesselInfo.STATUS_WORKER_DOWN,
-                self.health.down_reason(info.worker, time.monotonic()),
-            )
-        elif info.name in self.health.lost:
-            info.status, info.status_reason = VesselInfo.STATUS_LOST, self.health.lost[info.name]
-        else:
-            return False
-        snap = self.health.snapshots.get(info.name)
-        if snap is not None:  # the last known pose, not (0, 0, 0)
-            p, o = info.pose.position, info.pose.orientation
-            p.x, p.y, p.z = snap.position
-            o.x, o.y, o.z, o.w = snap.orientation
-            info.overrides_yaml = snap.overrides_yaml
-        return True
+        return vessel_restore.fill_listed(info, self.health, time.monotonic())
 
     # --- recovery -------------------------------------------------------------------------------------------
     async def recover(self, worker: str) -> None:
@@ -175,36 +152,15 @@ class Failover:
             for info in reply.vessels:  # vessels it has that the registry lacks (this server restarted) are adopted
                 if info.name not in deleted:
                     mas.registry.adopt(info.name, info.model, info.domain, worker)
-            items = [self._create_item(n) for n in sorted(expected - present) if n in self.health.snapshots]
-            items += [_delete_item(n) for n in sorted(deleted & present)]
+            items = vessel_restore.restore_items(expected, present, deleted, self.health.snapshots)
             if not items or attempt == RECOVERY_ROUNDS:
                 break
             await self._send(worker, items)
         if present is None:
             self.log().error(f"worker {worker} did not list its vessels: {len(expected)} vessels not restored")
             present = set()
-        for name in expected & present:
-            self.health.lost.pop(name, None)
-        missing = sorted(expected - present)
-        for name in missing:
-            why = "it did not take it" if name in self.health.snapshots else "its pose was never known"
-            self.health.lost.setdefault(name, f"not restored after worker {worker} restarted: {why}")
-        ages = [started - self.health.snapshots[n].known_at for n in expected & present if n in self.health.snapshots]
-        self.log().warning(
-            f"worker {worker}: {len(expected) - len(missing)} of {len(expected)} vessels there or restored at their "
-            f"last known poses (up to {max(ages, default=0.0):.1f} s old) in {time.monotonic() - started:.1f} s"
-            + (f"; NOT restored: {', '.join(missing)}" if missing else "")
-        )
-
-    def _create_item(self, name: str) -> FleetCommandItem:
-        snap = self.health.snapshots[name]
-        vessel = VesselDescription(
-            name=name, model=snap.model, overrides_yaml=snap.overrides_yaml, pose_frame=VesselDescription.POSE_ENU
-        )
-        p, o = vessel.pose.position, vessel.pose.orientation
-        p.x, p.y, p.z = snap.position
-        o.x, o.y, o.z, o.w = snap.orientation
-        return FleetCommandItem(command=FleetCommandItem.CREATE, vessel=vessel)
+        report = vessel_restore.restore_report(self.health, worker, expected, present, started, time.monotonic())
+        self.log().warning(report)
 
     async def _matched(self, client) -> None:
         """Wait (at most command_timeout_s) until a client sees its server (a restarted worker's is new)."""
@@ -224,6 +180,4 @@ class Failover:
             if reply is None:
                 client.remove_pending_request(future)
                 continue
-            for result in reply.results:
-                if not result.ok and result.code != ItemResult.DUPLICATE_NAME:
-                    self.health.lost[result.name] = f"not restored on worker {worker}: {result.reason}"
+            self.health.lost.update(vessel_restore.not_restored(worker, reply.results))
