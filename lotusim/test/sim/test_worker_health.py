@@ -1,18 +1,13 @@
 """worker_health (ROS-free): heartbeats tell new, restarted, back and down workers apart; the registry keeps
-creates away from down and quiet workers."""
+creates away from down and quiet workers. No DDS: the registry builds lotusim_interfaces messages only."""
 
 from __future__ import annotations
 
-import pytest
-
-pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
-pytest.importorskip("rclpy")  # the registry builds lotusim_interfaces messages
-
-from lotusim_core.base.geodesy import GeodeticOrigin  # noqa: E402
-from lotusim_core.sim.fleet_registry import FleetRegistry  # noqa: E402
-from lotusim_core.sim.worker_health import HUNG_FACTOR, Heard, WorkerHealth  # noqa: E402
-from lotusim_interfaces.msg import ItemResult  # noqa: E402
-from simnodes import create_item  # noqa: E402
+from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.sim.fleet_registry import FleetRegistry
+from lotusim_core.sim.worker_health import HUNG_FACTOR, Heard, WorkerHealth
+from lotusim_interfaces.msg import ItemResult
+from simnodes import create_item
 
 
 def test_heartbeats_tell_new_alive_restarted_and_back_apart():
