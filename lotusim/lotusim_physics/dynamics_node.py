@@ -2,7 +2,7 @@
 
 Its vessels, their commands and checkpoints are lotusim_physics.worker.FleetWorker; the pacing of the modes
 lotusim_physics.pacing (`run_until_s` and `paused` hold it: lotusim_physics.run_limit); the parameters
-lotusim_physics.worker_settings; its publications (clock, fleet state, odometry, /tf, stats, replies)
+lotusim_physics.worker_settings; its publications (clock, fleet state, odometry, /tf, stats, collisions, roster)
 lotusim_physics.dynamics_node_outputs; its vessels' topics (actuator and wrench commands in, odometry out, made
 and destroyed in the background) lotusim_physics.dynamics_node_vessels; following the master's /clock, or as
 clock master the lockstep requests and taking up sim time after a restart, lotusim_physics.dynamics_node_clock.
