@@ -165,15 +165,13 @@ async def _ask_sensors(mas, operation: int, name: str) -> Checkpoint.Response | 
     client = sensor_client(mas)
     if not client.service_is_ready():
         return None
-    for _ in range(3):  # a lost answer is asked for again (saving or restoring twice is harmless)
-        future = client.call_async(Checkpoint.Request(operation=operation, path=name))
-        reply = (await mas.calls.ask_all({"sensors": future}, CHECKPOINT_ANSWER_S))["sensors"]
-        if reply is not None:
-            if not reply.success:
-                raise store.CheckpointError("sensor_publisher", "checkpoint", reply.message)
-            return reply
-        client.remove_pending_request(future)
-    return None
+    # a lost answer is asked for again (saving or restoring twice is harmless)
+    reply = await mas.calls.ask_again(
+        client, Checkpoint.Request(operation=operation, path=name), CHECKPOINT_ANSWER_S, 3
+    )
+    if reply is not None and not reply.success:
+        raise store.CheckpointError("sensor_publisher", "checkpoint", reply.message)
+    return reply
 
 
 def _answer_totals(response: Checkpoint.Response, replies: dict) -> None:

@@ -58,17 +58,20 @@ class WorkerCalls:
         await self.await_at_most(everything, timeout_s)
         return {key: f.result() if f.done() else None for key, f in futures.items()}
 
-    async def ask_worker(self, worker: str, service: str, request, answer_s: float, attempts: int):
-        """Call one of a worker's idempotent services (list, checkpoint), sending the request again when no
-        answer came within answer_s of wall time (a lost answer, docs/simulation.md); None if none came."""
-        client = self.clients_of(worker)[service]
+    async def ask_again(self, client, request, answer_s: float, attempts: int):
+        """Call an idempotent service (a listing, a checkpoint), sending the request again when no answer came
+        within answer_s of wall time (a lost answer, docs/simulation.md); the reply, None if none came."""
         for _ in range(attempts):
             future = client.call_async(request)
-            reply = (await self.ask_all({worker: future}, answer_s))[worker]
+            reply = (await self.ask_all({"reply": future}, answer_s))["reply"]
             if reply is not None:
                 return reply
             client.remove_pending_request(future)
         return None
+
+    async def ask_worker(self, worker: str, service: str, request, answer_s: float, attempts: int):
+        """ask_again on one of a worker's services ("list", "checkpoint")."""
+        return await self.ask_again(self.clients_of(worker)[service], request, answer_s, attempts)
 
     def worker_found(self) -> None:
         """A worker reported for the first time: the goals waiting for workers look again."""
