@@ -12,14 +12,19 @@ or a lift-off is written to status / fault_step like a fault (layout.EVENT_*), w
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from lotusim_physics import layout as L
 from lotusim_physics.equations_of_motion import FASTMATH, aerial_derivative
-from lotusim_physics.integrators import _check, euler_semi_implicit, rk4_combine, rk4_stage
+from lotusim_physics.integrators import (
+    _check,
+    euler_semi_implicit,
+    rk4_combine,
+    rk4_stage,
+    row_start,
+    work_arrays,
+)
 from lotusim_physics.rotors import rotor_wrench, surface_contact
 
 
@@ -31,29 +36,15 @@ def step_aerial(
     a contact event (codes in status, the step within this call in fault_step). A frozen vehicle is skipped."""
     h = dt / substeps
     ns = L.X_STATE
-    x0 = np.empty(ns)
-    x = np.empty(ns)
-    xt = np.empty(ns)
-    k1 = np.empty(ns)
-    k2 = np.empty(ns)
-    k3 = np.empty(ns)
-    k4 = np.empty(ns)
+    x0, x, xt, k1, k2, k3, k4 = work_arrays()
     tau = np.empty(6)
     nfault = 0
     for i in range(lo, hi):
         if frozen[i]:
             continue
-        env_ok = True
-        for j in range(L.X_CUR, L.X_WAVE + 6):
-            if not math.isfinite(xs[i, j]):
-                env_ok = False
-        if not env_ok:
-            frozen[i] = True
-            status[i] = L.FAULT_NONFINITE_ENV
+        if not row_start(xs, i, frozen, status, x):  # frozen now: its environment inputs are not finite
             nfault += 1
             continue
-        for j in range(ns):
-            x[j] = xs[i, j]
         t0, nt = vi[i, 0], vi[i, 1]
         prm = vp[i]
         code = L.FAULT_NONE

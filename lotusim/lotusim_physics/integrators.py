@@ -105,6 +105,30 @@ def euler_semi_implicit(x, k1, h):
     quat_rotate_body_rate(x, 3, x[10], x[11], x[12], h)
 
 
+@njit(cache=True, inline="always")
+def work_arrays():
+    """A step's scratch state vectors (13,): x0 (at the step's start), x, xt (an RK4 stage), k1 .. k4."""
+    ns = L.X_STATE
+    return np.empty(ns), np.empty(ns), np.empty(ns), np.empty(ns), np.empty(ns), np.empty(ns), np.empty(ns)
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")  # inlined: the kernels' machine code as before
+def row_start(xs, i, frozen, status, x):
+    """The start of row i's step, not frozen: its state into x (13,) and True; or False if its environment inputs
+    (current, wind, waves: columns X_CUR .. X_WAVE + 5) are not all finite: it is frozen now (FAULT_NONFINITE_ENV)."""
+    env_ok = True
+    for j in range(L.X_CUR, L.X_WAVE + 6):
+        if not math.isfinite(xs[i, j]):
+            env_ok = False
+    if not env_ok:
+        frozen[i] = True
+        status[i] = L.FAULT_NONFINITE_ENV
+        return False
+    for j in range(L.X_STATE):
+        x[j] = xs[i, j]
+    return True
+
+
 @njit(cache=True, fastmath=FASTMATH)
 def step_fleet(
     xs, vp, vi, tp, fp, frozen, status, fault_step, n, dt, substeps, steps, method, rho, g, max_speed, max_rate, max_pos
@@ -116,13 +140,7 @@ def step_fleet(
     the result is bit-identical to `steps` calls of one step. A frozen vessel keeps its last valid state."""
     h = dt / substeps
     ns = L.X_STATE
-    x0 = np.empty(ns)
-    x = np.empty(ns)
-    xt = np.empty(ns)
-    k1 = np.empty(ns)
-    k2 = np.empty(ns)
-    k3 = np.empty(ns)
-    k4 = np.empty(ns)
+    x0, x, xt, k1, k2, k3, k4 = work_arrays()
     tau_thr = np.empty(6)
     nfault = 0
     touched = 0.0
@@ -134,17 +152,9 @@ def step_fleet(
                 touched += vp[i + 1, j]
         if frozen[i]:
             continue
-        env_ok = True
-        for j in range(L.X_CUR, L.X_WAVE + 6):
-            if not math.isfinite(xs[i, j]):
-                env_ok = False
-        if not env_ok:
-            frozen[i] = True
-            status[i] = L.FAULT_NONFINITE_ENV
+        if not row_start(xs, i, frozen, status, x):  # frozen now: its environment inputs are not finite
             nfault += 1
             continue
-        for j in range(ns):
-            x[j] = xs[i, j]
         t0, nt, f0, nf = vi[i, 0], vi[i, 1], vi[i, 2], vi[i, 3]
         prm = vp[i]  # the vessel's packed parameters (one contiguous row)
         code = L.FAULT_NONE
