@@ -68,7 +68,7 @@ from lotusim_autonomy.multirotor import (
 )
 from lotusim_autonomy.multirotor_batch import MultirotorFleet
 from lotusim_autonomy.odometry import NedState, ned_arrays
-from lotusim_core.base import frames
+from lotusim_core.base import frames, rotations
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_core.ros.prepacked import raw_publish
 from lotusim_interfaces.msg import FleetState
@@ -220,7 +220,7 @@ class FlightController(VesselController):
             return self._warn("goal_pose", "expected finite numbers")
         heading = None
         if q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w > 1e-12:
-            yaw_enu = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+            yaw_enu = rotations.yaw_one(q.x, q.y, q.z, q.w)
             heading = float(frames.yaw_enu_to_ned(yaw_enu))
         ok, why = self.pilot.goto(np.array([p.y, p.x, -p.z]), heading)
         if not ok:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lotusim_core.base import frames
+from lotusim_core.base import frames, rotations
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def from_odometry(msg) -> NedState:
     p, o = msg.pose.pose.position, msg.pose.pose.orientation
     lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
     t_s = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-    roll, pitch, yaw = _euler_zyx_xyzw(o.x, o.y, o.z, o.w)
+    roll, pitch, yaw = rotations.euler_zyx_one(o.x, o.y, o.z, o.w)
     psi = (math.pi / 2.0 - yaw + math.pi) % (2.0 * math.pi) - math.pi
     return NedState(
         t_s=float(t_s),
@@ -61,16 +61,6 @@ def from_odometry(msg) -> NedState:
         rpy_ned_rad=np.array([roll, -pitch, psi]),
         nu_frd=np.array([lin.x, -lin.y, -lin.z, ang.x, -ang.y, -ang.z]),
     )
-
-
-def _euler_zyx_xyzw(x: float, y: float, z: float, w: float) -> tuple[float, float, float]:
-    """(roll, pitch, yaw) rad, zyx convention, of a quaternion (normalised here)."""
-    n = math.sqrt(x * x + y * y + z * z + w * w) or 1.0
-    x, y, z, w = x / n, y / n, z / n, w / n
-    roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
-    pitch = -math.asin(min(max(2.0 * (x * z - w * y), -1.0), 1.0))
-    yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-    return roll, pitch, yaw
 
 
 def is_finite(state: NedState) -> bool:
@@ -88,13 +78,7 @@ def ned_arrays(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """from_odometry over rows (a FleetState's arrays, REP 103): position NED (N, 3) m, zyx Euler angles NED/FRD
     (N, 3) rad (roll, pitch nose up +, compass heading), nu FRD (N, 6); the same formulas as from_odometry."""
-    x, y, z, w = (q_enu_flu_xyzw[:, k] for k in range(4))
-    n = np.sqrt(x * x + y * y + z * z + w * w)
-    n = np.where(n > 0.0, n, 1.0)
-    x, y, z, w = x / n, y / n, z / n, w / n
-    roll = np.arctan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
-    pitch = -np.arcsin(np.clip(2.0 * (x * z - w * y), -1.0, 1.0))
-    yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    roll, pitch, yaw = rotations.euler_zyx(q_enu_flu_xyzw)
     psi = (math.pi / 2.0 - yaw + math.pi) % (2.0 * math.pi) - math.pi
     p = position_enu
     position_ned = np.column_stack([p[:, 1], p[:, 0], -p[:, 2]])

@@ -49,7 +49,7 @@ from lotusim_autonomy.rov import (
     cannot_station_keep,
     parse_setpoints,
 )
-from lotusim_core.base import frames
+from lotusim_core.base import frames, rotations
 from lotusim_core.base.vehicle_spec import VehicleSpec
 
 STATUS_LABEL = (
@@ -140,7 +140,7 @@ class StationKeeper(VesselController):
             return self._warn("goal_pose", "no odometry yet")
         heading = None
         if q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w > 1e-12:
-            yaw_enu = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+            yaw_enu = rotations.yaw_one(q.x, q.y, q.z, q.w)
             heading = float(frames.yaw_enu_to_ned(yaw_enu))
         self._retarget(-p.z, heading)
         self._set_route([(p.x, p.y)], self.mission.acceptance_radius_m if self.mission else DEFAULT_RADIUS_M)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lotusim_sensors.rotations import rotate_inverse
+from lotusim_core.base.rotations import rotate_inverse
 
 SOUND_SPEED_MPS = 1500.0
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lotusim_sensors.rotations import rotate, rotate_inverse
+from lotusim_core.base.rotations import rotate, rotate_inverse
 
 BEAM_AZIMUTHS_RAD = np.radians([45.0, 135.0, 225.0, 315.0])
 SOUND_SPEED_MPS = 1500.0

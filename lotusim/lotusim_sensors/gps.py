@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
-from lotusim_sensors.rotations import rotate
+from lotusim_core.base.rotations import rotate
 
 
 @dataclass

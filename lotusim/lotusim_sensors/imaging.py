@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lotusim_core.base import rotations
 from lotusim_env.raycast import SEA_SURFACE, Hits, cast
 from lotusim_env.waves import significant_height_m
-from lotusim_sensors import camera, lidar, radar, rotations, sonar
+from lotusim_sensors import camera, lidar, radar, sonar
 from lotusim_sensors.banks import Bank
 from lotusim_sensors.roster import Roster
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from lotusim_sensors import rotations
+from lotusim_core.base import rotations
 
 STANDARD_GRAVITY_MPS2 = 9.80665  # 3rd CGPM (1901)
 

@@ -27,11 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lotusim_core.base import rotations
 from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.frames import frd_to_flu
 from lotusim_env.environment import Environment
 from lotusim_env.raycast import SEA_SURFACE, VesselBoxes, cast
-from lotusim_sensors import noise, rotations
+from lotusim_sensors import noise
 from lotusim_sensors.roster import Roster
 
 DROPOUT_SALT = np.uint64(0x11DA5A17)  # xor'ed into a LiDAR's stream key: the stream of its dropout uniforms

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from lotusim_core.base.rotations import rotate
 from lotusim_env.waves import WaveSample
 from lotusim_sensors.imu import STANDARD_GRAVITY_MPS2
-from lotusim_sensors.rotations import rotate
 
 ATMOSPHERIC_PRESSURE_PA = 101325.0  # ISO 2533 standard atmosphere at sea level
 

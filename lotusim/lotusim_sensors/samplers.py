@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lotusim_core.base import safe_yaml
+from lotusim_core.base import rotations, safe_yaml
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_env.environment import Environment
-from lotusim_sensors import acoustic, ais, barometer, dvl, gps, imaging, imu, lidar, noise, pressure, rotations
+from lotusim_sensors import acoustic, ais, barometer, dvl, gps, imaging, imu, lidar, noise, pressure
 from lotusim_sensors.banks import NS_PER_S, Bank
 from lotusim_sensors.roster import Roster
 

@@ -15,7 +15,8 @@ Conventions
 - Every function is batched: inputs may be a single vector (shape (3,), (4,), (6,)) or N of them ((N, 3), ...);
   outputs have the same leading shape. Inputs are never modified.
 
-Quaternion helpers (Hamilton product, scalar first) follow Fossen 2021 sec. 2.2.2.
+The quaternion algebra itself (Hamilton product, rotation matrix, zyx Euler angles: Fossen 2021 sec. 2.2.2) is
+lotusim_core.base.rotations, in x y z w order; the scalar-first helpers here reorder and call it.
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ import math
 import numpy as np
 from numba import njit
 
+from lotusim_core.base import rotations
+
 _S = np.sqrt(0.5)
 # q_enu_ned: rotation taking NED vectors into ENU (w, x, y, z)
 Q_ENU_NED_WXYZ = np.array([0.0, _S, _S, 0.0])
 # q_frd_flu: rotation taking FLU vectors into FRD (w, x, y, z)
 Q_FRD_FLU_WXYZ = np.array([0.0, 1.0, 0.0, 0.0])
 _SWAP_XY = [1, 0, 2]
+_XYZW = [1, 2, 3, 0]  # indices of a scalar-first quaternion in x y z w order
+_WXYZ = [3, 0, 1, 2]  # and of a scalar-last one in w x y z order
 _FLIP_Z = np.array([1.0, 1.0, -1.0])
 
 
@@ -87,17 +92,7 @@ def quat_multiply(a_wxyz, b_wxyz) -> np.ndarray:
     """Hamilton product a (x) b of scalar-first quaternions (batched)."""
     a = _arr(a_wxyz, 4, "quat_multiply a")
     b = _arr(b_wxyz, 4, "quat_multiply b")
-    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
-    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
+    return np.ascontiguousarray(rotations.multiply(a[..., _XYZW], b[..., _XYZW])[..., _WXYZ])
 
 
 def quat_normalize(q) -> np.ndarray:
@@ -128,13 +123,13 @@ def unit_quaternion_of_input(q: tuple[float, float, float, float]) -> tuple[floa
 def wxyz_to_xyzw(q_wxyz) -> np.ndarray:
     """Reorder scalar-first (w, x, y, z) -> ROS scalar-last (x, y, z, w)."""
     q = _arr(q_wxyz, 4, "wxyz_to_xyzw")
-    return q[..., [1, 2, 3, 0]]
+    return q[..., _XYZW]
 
 
 def xyzw_to_wxyz(q_xyzw) -> np.ndarray:
     """Reorder ROS scalar-last (x, y, z, w) -> scalar-first (w, x, y, z)."""
     q = _arr(q_xyzw, 4, "xyzw_to_wxyz")
-    return q[..., [3, 0, 1, 2]]
+    return q[..., _WXYZ]
 
 
 def q_ned_frd_to_q_enu_flu(q_ned_frd_wxyz) -> np.ndarray:
@@ -159,19 +154,7 @@ def q_enu_flu_to_q_ned_frd(q_enu_flu_xyzw) -> np.ndarray:
 
 def rotation_matrix(q_wxyz) -> np.ndarray:
     """Rotation matrix R(q) (Fossen 2021 eq. 2.72 form) of unit quaternions, shape (..., 3, 3)."""
-    q = quat_normalize(q_wxyz)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    r = np.empty(q.shape[:-1] + (3, 3))
-    r[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    r[..., 0, 1] = 2 * (x * y - z * w)
-    r[..., 0, 2] = 2 * (x * z + y * w)
-    r[..., 1, 0] = 2 * (x * y + z * w)
-    r[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    r[..., 1, 2] = 2 * (y * z - x * w)
-    r[..., 2, 0] = 2 * (x * z - y * w)
-    r[..., 2, 1] = 2 * (y * z + x * w)
-    r[..., 2, 2] = 1 - 2 * (x * x + y * y)
-    return r
+    return rotations.matrix(quat_normalize(q_wxyz)[..., _XYZW])
 
 
 def quat_from_euler_zyx(roll_rad, pitch_rad, yaw_rad) -> np.ndarray:
@@ -179,18 +162,7 @@ def quat_from_euler_zyx(roll_rad, pitch_rad, yaw_rad) -> np.ndarray:
 
     In NED/FRD these are Fossen's phi, theta, psi (yaw from north, clockwise seen from above, pitch nose-up
     positive). Batched over broadcastable inputs."""
-    phi, theta, psi = (np.asarray(a, dtype=float) * 0.5 for a in (roll_rad, pitch_rad, yaw_rad))
-    cr, sr, cp, sp, cy, sy = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta), np.cos(psi), np.sin(psi)
-    q = np.stack(
-        [
-            cr * cp * cy + sr * sp * sy,
-            sr * cp * cy - cr * sp * sy,
-            cr * sp * cy + sr * cp * sy,
-            cr * cp * sy - sr * sp * cy,
-        ],
-        axis=-1,
-    )
-    return quat_normalize(q)
+    return quat_normalize(np.ascontiguousarray(rotations.from_euler_zyx(roll_rad, pitch_rad, yaw_rad)[..., _WXYZ]))
 
 
 def euler_zyx_from_quat(q_wxyz) -> np.ndarray:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from lotusim_core.base import rotations
 from lotusim_core.base.frames import yaw_to_q_enu_flu
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{'name':<24} {'model':<16} {'worker':<10} {'x':>10} {'y':>10} {'z':>8} {'yaw':>7}  status")
         for v in vessels:
             p, o = v.pose.position, v.pose.orientation
-            yaw = math.degrees(math.atan2(2 * (o.w * o.z + o.x * o.y), 1 - 2 * (o.y**2 + o.z**2)))
+            yaw = math.degrees(rotations.yaw_one(o.x, o.y, o.z, o.w))
             status = STATUS_NAMES.get(v.status, str(v.status)) + (f" ({v.status_reason})" if v.status_reason else "")
             print(
                 f"{v.name:<24} {v.model:<16} {v.worker:<10} {p.x:>10.2f} {p.y:>10.2f} {p.z:>8.2f} {yaw:>7.1f}  {status}"

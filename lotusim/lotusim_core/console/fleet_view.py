@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lotusim_core.base import rotations
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 
 DOMAIN_UNKNOWN = ""
@@ -91,9 +92,8 @@ def _b64(array: np.ndarray) -> str:
 
 def compass_heading_deg(orientation_xyzw: np.ndarray) -> np.ndarray:
     """Compass heading (deg, 0 = north, clockwise, [0, 360)) of N unit quaternions map <- base_link (FLU, ENU):
-    the ENU yaw atan2(2(wz + xy), 1 - 2(y^2 + z^2)) turned to a heading, 90 deg - yaw (REP 103)."""
-    x, y, z, w = orientation_xyzw.T
-    yaw = np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    the ENU yaw (rotations.euler_zyx) turned to a heading, 90 deg - yaw (REP 103)."""
+    yaw = rotations.euler_zyx(orientation_xyzw)[2]
     return np.mod(90.0 - np.degrees(yaw), 360.0)
 
 

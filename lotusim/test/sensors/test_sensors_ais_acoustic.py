@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lotusim_sensors import acoustic, ais, noise, rotations
+from lotusim_core.base import rotations
+from lotusim_sensors import acoustic, ais, noise
 
 KN = 1852.0 / 3600.0
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lotusim_sensors import dvl, noise, rotations
+from lotusim_core.base import rotations
+from lotusim_sensors import dvl, noise
 from lotusim_sensors.suite import parse_suite, stack_params
 
 

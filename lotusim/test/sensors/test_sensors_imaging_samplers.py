@@ -123,8 +123,9 @@ def test_tf_frames_carry_the_tilt_and_the_cameras_optical_axes():
     """The static transforms the sensor node latches: a pixel's ray in `camera_optical_link` (x right, y down, z
     forward: ((u − cx)/f, (v − cy)/f, 1)), taken through optical -> camera_link -> base_link, is the model's ray for
     that pixel; the sonar link's x axis is the fan's boresight, pitched down by the tilt."""
+    from lotusim_core.base import rotations
     from lotusim_core.ros.static_frames import sensor_transforms
-    from lotusim_sensors import camera, rotations
+    from lotusim_sensors import camera
 
     suite = parse_suite({"camera": {"tilt_deg": 10.0, "width_px": 8, "height_px": 6}, "sonar": {"tilt_deg": 20.0}}, "t")
     tfs = {t.child_frame_id: t for t in sensor_transforms("v", suite)}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lotusim_sensors import imu, noise, rotations
+from lotusim_core.base import rotations
+from lotusim_sensors import imu, noise
 from lotusim_sensors.suite import parse_suite, stack_params
 
 G = imu.STANDARD_GRAVITY_MPS2
