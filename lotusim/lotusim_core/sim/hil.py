@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lotusim_core.base.catalogue import load_vehicle
-from lotusim_core.base.validation import read_yaml_file
+from lotusim_core.base.validation import Validator, join_key, read_yaml_file, show
 from lotusim_core.sim.scenario import Plan, Scenario, ScenarioError
 from lotusim_sensors.suite import merge_sensors, parse_suite
 
@@ -126,90 +127,73 @@ KNOWN_KEYS = ("vessel", "topics", "vessels", "nodes", "lockstep", "description")
 def load_remapping(path: str | Path) -> HilRemapping:
     """Read and check the shape of a remapping file (the scenario checks come in apply_hil)."""
     path = Path(path).expanduser()
-    where = str(path)
-    data = read_yaml_file(path, HilError)
-    if not isinstance(data, dict):
-        raise HilError(where, "<top level>", f"expected a mapping, found {type(data).__name__}")
-    unknown = sorted(set(data) - set(KNOWN_KEYS))
-    if unknown:
-        raise HilError(where, unknown[0], f"unknown key (known keys: {', '.join(KNOWN_KEYS)})")
-    lockstep = data.get("lockstep", False)
-    if not isinstance(lockstep, bool):
-        raise HilError(where, "lockstep", f"expected true or false, found {lockstep!r}")
-    vessels = _vessel_remaps(where, data)
-    nodes = _node_rules(where, data.get("nodes"))
+    check = Validator(str(path), HilError)
+    data = check.mapping(read_yaml_file(path, HilError), "", KNOWN_KEYS, none_ok=False)
+    lockstep = check.get_boolean(data, "lockstep", "", False)
+    vessels = _vessel_remaps(check, data)
+    nodes = _node_rules(check, data.get("nodes"))
     if not vessels and not nodes:
-        raise HilError(where, "vessel", "expected the name of a scenario vessel (or `vessels:` / `nodes:`)")
+        raise check.fail("vessel", "expected the name of a scenario vessel (or `vessels:` / `nodes:`)")
     targets: dict[str, str] = {}
     for v in vessels:
         for t in v.topics:
             if t.name in targets:
-                raise HilError(where, f"{v.key}.{t.topic}.name", f"{t.name!r} is already the name of {targets[t.name]}")
+                raise check.fail(f"{v.key}.{t.topic}.name", f"{t.name!r} is already the name of {targets[t.name]}")
             targets[t.name] = t.topic if v.key == "topics" else f"{v.vessel}/{t.topic}"
     return HilRemapping(path, lockstep, vessels, nodes)
 
 
-def _vessel_remaps(where: str, data: dict) -> tuple[VesselRemap, ...]:
+def _vessel_remaps(check: Validator, data: Mapping[str, Any]) -> tuple[VesselRemap, ...]:
     """`vessel:` + `topics:` (one vessel) and/or `vessels: {name: topics}`."""
     out: list[VesselRemap] = []
     if "vessel" in data or "topics" in data:
         vessel = data.get("vessel")
         if not isinstance(vessel, str) or not vessel:
-            raise HilError(where, "vessel", f"expected the name of a scenario vessel, found {vessel!r}")
-        out.append(VesselRemap(vessel, _topics(where, "topics", data.get("topics")), "topics"))
-    many = data.get("vessels", {})
-    if not isinstance(many, dict):
-        raise HilError(where, "vessels", f"expected a mapping of vessel -> topics, found {many!r}")
-    for vessel, topics in many.items():
+            raise check.fail("vessel", f"expected the name of a scenario vessel, got {show(vessel)}")
+        out.append(VesselRemap(vessel, _topics(check, "topics", data.get("topics")), "topics"))
+    for vessel, topics in check.mapping(data.get("vessels"), "vessels", none_ok=True).items():
         if not isinstance(vessel, str) or any(v.vessel == vessel for v in out):
-            raise HilError(where, f"vessels.{vessel}", "expected each vessel name once")
-        out.append(VesselRemap(vessel, _topics(where, f"vessels.{vessel}", topics), f"vessels.{vessel}"))
+            raise check.fail(f"vessels.{vessel}", "expected each vessel name once")
+        out.append(VesselRemap(vessel, _topics(check, f"vessels.{vessel}", topics), f"vessels.{vessel}"))
     return tuple(out)
 
 
-def _topics(where: str, key: str, raw: Any) -> tuple[TopicMap, ...]:
-    if not isinstance(raw, dict) or not raw:
-        raise HilError(where, key, f"expected a mapping of topic -> name or {{name, rate_hz}}, found {raw!r}")
-    return tuple(_topic(where, key, str(topic), entry) for topic, entry in raw.items())
+def _topics(check: Validator, key: str, raw: Any) -> tuple[TopicMap, ...]:
+    """A vessel's `topic: name or {name, rate_hz}` entries (at least one)."""
+    if not check.mapping(raw, key, none_ok=False):
+        raise check.fail(key, "expected a mapping of topic -> name or {name, rate_hz}, got an empty one")
+    return tuple(_topic(check, key, str(topic), entry) for topic, entry in raw.items())
 
 
-def _node_rules(where: str, raw: Any) -> dict[str, tuple[tuple[str, str], ...]]:
+def _node_rules(check: Validator, raw: Any) -> dict[str, tuple[tuple[str, str], ...]]:
     """`nodes: {node: {from: to}}`: extra `--ros-args -r from:=to` rules of a plan node (names checked here,
     the node in apply_hil)."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise HilError(where, "nodes", f"expected a mapping of node -> {{from: to}}, found {raw!r}")
     out: dict[str, tuple[tuple[str, str], ...]] = {}
-    for node, rules in raw.items():
-        if not isinstance(rules, dict) or not rules:
-            raise HilError(where, f"nodes.{node}", f"expected a mapping of from -> to names, found {rules!r}")
+    for node, rules in check.mapping(raw, "nodes").items():
+        key = join_key("nodes", str(node))
+        if not check.mapping(rules, key, none_ok=False):
+            raise check.fail(key, "expected a mapping of from -> to names, got an empty one")
         for source, target in rules.items():
             for name in (source, target):
                 if not isinstance(name, str) or not TARGET_RE.match(name):
-                    raise HilError(where, f"nodes.{node}.{source}", f"expected ROS names, found {name!r}")
+                    raise check.fail(f"{key}.{source}", f"expected ROS names, got {show(name)}")
         out[str(node)] = tuple((str(a), str(b)) for a, b in rules.items())
     return out
 
 
-def _topic(where: str, prefix: str, topic: str, entry: Any) -> TopicMap:
+def _topic(check: Validator, prefix: str, topic: str, entry: Any) -> TopicMap:
     key = f"{prefix}.{topic}"
     if topic.startswith("/"):
-        raise HilError(where, key, "give the vessel's topic relative to its namespace (imu/data, not /v/imu/data)")
+        raise check.fail(key, "give the vessel's topic relative to its namespace (imu/data, not /v/imu/data)")
     if isinstance(entry, str):
         entry = {"name": entry}
-    if not isinstance(entry, dict):
-        raise HilError(where, key, f"expected a topic name or {{name, rate_hz}}, found {entry!r}")
-    unknown = sorted(set(entry) - {"name", "rate_hz"})
-    if unknown:
-        raise HilError(where, f"{key}.{unknown[0]}", "unknown key (known keys: name, rate_hz)")
+    entry = check.mapping(entry, key, ("name", "rate_hz"), none_ok=False)
     name = entry.get("name")
     if not isinstance(name, str) or not TARGET_RE.match(name):
-        raise HilError(where, f"{key}.name", f"expected a ROS topic name, found {name!r}")
+        raise check.fail(f"{key}.name", f"expected a ROS topic name, got {show(name)}")
     rate = entry.get("rate_hz")
-    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0):
-        raise HilError(where, f"{key}.rate_hz", f"expected a rate > 0 Hz, found {rate!r}")
-    return TopicMap(topic, name, None if rate is None else float(rate))
+    rate_hz = None if rate is None else check.number(rate, f"{key}.rate_hz", low=0.0, strict_low=True)
+    return TopicMap(topic, name, rate_hz)
 
 
 def apply_hil(scenario: Scenario, remapping: HilRemapping, lockstep: bool | None = None) -> HilPlan:
