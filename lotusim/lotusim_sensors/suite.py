@@ -12,6 +12,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from lotusim_core.base.frames import frd_to_flu
+from lotusim_core.base.validation import ConfigError, Validator
+
+
+class SuiteError(ConfigError):
+    """A malformed `sensors:` mapping: the key is the sensor's path under the caller's `where` (e.g.
+    `vessel auv_1.imu.rate_hz`), the message `key: reason` (the where of the file, if any, is in the key)."""
+
+
+_CHECK = Validator("", SuiteError)  # the one validator (lotusim_core.base.validation); keys carry the where
 
 # Numeric parameters (float) per sensor kind, with their defaults. `position_frd_m` (mount point from the body
 # origin CO in FRD, metres, the catalogue's body convention) is accepted by every kind; it is converted once to
@@ -193,18 +202,19 @@ def merge_sensors(base: Mapping | None, override: Mapping | None) -> dict[str, A
 def parse_suite(sensors: Mapping | None, where: str) -> dict[str, dict[str, Any]]:
     """Validate a `sensors:` mapping; return {kind: {param: value}} with defaults filled, disabled ones removed.
 
-    Raises ValueError naming `where` (e.g. "vehicles/lrauv.yaml sensors" or "vessel auv_1"), the key and why."""
+    Raises SuiteError (a ConfigError, so a ValueError) whose key is the path under `where` (e.g.
+    "vehicles/lrauv.yaml sensors" or "vessel auv_1": `vessel auv_1.imu.rate_hz`) and whose reason says why."""
     if sensors is None:
         return {}
     if not isinstance(sensors, Mapping):
-        raise ValueError(f"{where}: expected a mapping of sensor name -> parameters, got {type(sensors).__name__}")
+        raise _CHECK.fail(where, f"expected a mapping of sensor name -> parameters, got {type(sensors).__name__}")
     suite: dict[str, dict[str, Any]] = {}
     for kind, given in sensors.items():
         if kind not in DEFAULTS:
-            raise ValueError(f"{where}.{kind}: unknown sensor (known: {', '.join(KINDS)})")
+            raise _CHECK.fail(f"{where}.{kind}", f"unknown sensor (known: {', '.join(KINDS)})")
         given = {} if given is None else given
         if not isinstance(given, Mapping):
-            raise ValueError(f"{where}.{kind}: expected a mapping of parameters or null, got {given!r}")
+            raise _CHECK.fail(f"{where}.{kind}", f"expected a mapping of parameters or null, got {given!r}")
         if given.get("enabled", True) is False:
             continue
         suite[kind] = _parse_params(kind, given, f"{where}.{kind}")
@@ -218,7 +228,7 @@ def _parse_params(kind: str, given: Mapping, where: str) -> dict[str, Any]:
             continue
         if key == "position_frd_m":
             if not (isinstance(value, (list, tuple)) and len(value) == 3):
-                raise ValueError(f"{where}.position_frd_m: expected [x, y, z] in metres (body FRD), got {value!r}")
+                raise _CHECK.fail(f"{where}.position_frd_m", f"expected [x, y, z] in metres (body FRD), got {value!r}")
             frd = [_number(v, f"{where}.position_frd_m") for v in value]
             params["x_m"], params["y_m"], params["z_m"] = (float(c) for c in frd_to_flu(frd))
         elif key in EXTRA_KEYS.get(kind, {}):
@@ -227,23 +237,23 @@ def _parse_params(kind: str, given: Mapping, where: str) -> dict[str, Any]:
             params[key] = _number(value, f"{where}.{key}")
         else:
             known = sorted([*DEFAULTS[kind], *EXTRA_KEYS.get(kind, {}), "position_frd_m", "enabled"])
-            raise ValueError(f"{where}: unknown parameter {key!r} (known: {', '.join(known)})")
+            raise _CHECK.fail(where, f"unknown parameter {key!r} (known: {', '.join(known)})")
     for rate_key in ("rate_hz", "max_rate_hz"):
         if rate_key in params and not params[rate_key] > 0.0:
-            raise ValueError(f"{where}.{rate_key}: expected a positive rate in Hz, got {params[rate_key]}")
+            raise _CHECK.fail(f"{where}.{rate_key}", f"expected a positive rate in Hz, got {params[rate_key]}")
     for key, value in params.items():
         if key.endswith(NOISE_SUFFIXES) and value < 0:
-            raise ValueError(f"{where}.{key}: expected a non-negative noise parameter, got {value}")
+            raise _CHECK.fail(f"{where}.{key}", f"expected a non-negative noise parameter, got {value}")
     for key in COUNT_KEYS:
         if key in params and not (params[key] >= 1 and float(params[key]).is_integer()):
-            raise ValueError(f"{where}.{key}: expected a whole number >= 1, got {params[key]}")
+            raise _CHECK.fail(f"{where}.{key}", f"expected a whole number >= 1, got {params[key]}")
     if kind in ("lidar_2d", "lidar_3d"):
         _check_lidar(params, where)
     if kind in ("radar", "sonar", "camera"):
         _check_imaging(params, where)
     if "dropout_probability" in params and not 0.0 <= params["dropout_probability"] <= 1.0:
         got = params["dropout_probability"]
-        raise ValueError(f"{where}.dropout_probability: expected a probability in [0, 1], got {got}")
+        raise _CHECK.fail(f"{where}.dropout_probability", f"expected a probability in [0, 1], got {got}")
     return params
 
 
@@ -252,15 +262,15 @@ def _check_lidar(params: Mapping[str, Any], where: str) -> None:
     if "fov_deg" in params or "horizontal_fov_deg" in params:
         if not 0.0 <= params["min_range_m"] < params["max_range_m"]:
             got = f"{params['min_range_m']}, {params['max_range_m']}"
-            raise ValueError(f"{where}.max_range_m: expected 0 <= min_range_m < max_range_m, got {got}")
+            raise _CHECK.fail(f"{where}.max_range_m", f"expected 0 <= min_range_m < max_range_m, got {got}")
         for key in ("fov_deg", "horizontal_fov_deg"):
             if key in params and not 0.0 < params[key] <= 360.0:
-                raise ValueError(f"{where}.{key}: expected a field of view in (0, 360] degrees, got {params[key]}")
+                raise _CHECK.fail(f"{where}.{key}", f"expected a field of view in (0, 360] degrees, got {params[key]}")
     if "vertical_min_deg" in params:
         lo, hi = params["vertical_min_deg"], params["vertical_max_deg"]
         if not -90.0 <= lo <= hi <= 90.0:
-            raise ValueError(f"{where}.vertical_max_deg: expected -90 <= vertical_min_deg <= vertical_max_deg <= 90, "
-                             f"got {lo}, {hi}")  # fmt: skip
+            reason = f"expected -90 <= vertical_min_deg <= vertical_max_deg <= 90, got {lo}, {hi}"
+            raise _CHECK.fail(f"{where}.vertical_max_deg", reason)
 
 
 IMAGING_POSITIVE = ("max_range_m", "beamwidth_deg", "pulse_length_s", "dynamic_range_db", "hfov_deg", "vfov_deg")
@@ -272,44 +282,37 @@ def _check_imaging(params: Mapping[str, Any], where: str) -> None:
     and colours, 0 <= min range < max range."""
     for key, value in params.items():
         if key in IMAGING_POSITIVE and not value > 0.0:
-            raise ValueError(f"{where}.{key}: expected a positive number, got {value}")
+            raise _CHECK.fail(f"{where}.{key}", f"expected a positive number, got {value}")
         if (key in IMAGING_NON_NEGATIVE or key.startswith(("attenuation_", "backscatter_"))) and value < 0.0:
-            raise ValueError(f"{where}.{key}: expected a non-negative number, got {value}")
+            raise _CHECK.fail(f"{where}.{key}", f"expected a non-negative number, got {value}")
         if key.startswith(("veiling_light_", "sky_")) and not 0.0 <= value <= 1.0:
-            raise ValueError(f"{where}.{key}: expected a colour channel in [0, 1], got {value}")
+            raise _CHECK.fail(f"{where}.{key}", f"expected a colour channel in [0, 1], got {value}")
         if key in ("hfov_deg", "vfov_deg") and not value < 180.0:
-            raise ValueError(f"{where}.{key}: expected a field of view below 180 degrees, got {value}")
+            raise _CHECK.fail(f"{where}.{key}", f"expected a field of view below 180 degrees, got {value}")
     if "min_range_m" in params and not 0.0 <= params["min_range_m"] < params["max_range_m"]:
         got = f"{params['min_range_m']}, {params['max_range_m']}"
-        raise ValueError(f"{where}.max_range_m: expected 0 <= min_range_m < max_range_m, got {got}")
+        raise _CHECK.fail(f"{where}.max_range_m", f"expected 0 <= min_range_m < max_range_m, got {got}")
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool):
-        return float(value)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: expected a number, got {value!r}") from None
-    if number != number or number in (float("inf"), float("-inf")):
-        raise ValueError(f"{where}: expected a finite number, got {value!r}")
-    return number
+    """A finite number (int or float, not a bool or a string: the validator's rule)."""
+    return _CHECK.number(value, where)
 
 
 def _extra(kind: str, key: str, value: Any, where: str) -> Any:
     if kind == "ais" and key == "class":
         if value not in ("A", "B"):
-            raise ValueError(f"{where}.class: expected 'A' or 'B', got {value!r}")
+            raise _CHECK.fail(f"{where}.class", f"expected 'A' or 'B', got {value!r}")
         return value
     if kind == "ais" and key == "mmsi":
         if not (isinstance(value, int) and 0 <= value <= 999_999_999):
-            raise ValueError(f"{where}.mmsi: expected a 9-digit integer, got {value!r}")
+            raise _CHECK.fail(f"{where}.mmsi", f"expected a 9-digit integer, got {value!r}")
         return value
     if kind == "usbl" and key == "targets":
         if value == "all" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             return value
-        raise ValueError(f"{where}.targets: expected 'all' or a list of vessel / beacon names, got {value!r}")
-    raise ValueError(f"{where}.{key}: unsupported")
+        raise _CHECK.fail(f"{where}.targets", f"expected 'all' or a list of vessel / beacon names, got {value!r}")
+    raise _CHECK.fail(f"{where}.{key}", "unsupported")
 
 
 def numeric_keys(kind: str) -> tuple[str, ...]:

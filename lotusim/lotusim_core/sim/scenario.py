@@ -636,9 +636,10 @@ class _Validator(Validator):
         return list(self.vector(raw, key, 3))
 
     def _suite_error(self, exc: Exception, prefix: str) -> ScenarioError:
-        text = str(exc)
-        sub, sep, reason = text.partition(": ")
-        return self.fail(sub if sep and sub.startswith(prefix) else prefix, reason if sep else text)
+        """A sensor suite refused under `prefix` (a SuiteError keyed by its path below prefix) as this file's error."""
+        if isinstance(exc, ConfigError):
+            return self.fail(exc.key if exc.key.startswith(prefix) else prefix, exc.reason)
+        return self.fail(prefix, str(exc))
 
     # --- vessels ----------------------------------------------------------------------------------------------
     def spec(self, model: str, key: str):
