@@ -10,12 +10,15 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import yaml
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
+from lotusim_core.base import safe_yaml
 from lotusim_core.base.catalogue import load_vehicle
 from lotusim_core.base.geodesy import GeodeticOrigin
+from lotusim_core.base.validation import ConfigError, Validator, is_number, join_key
 from lotusim_core.base.vehicle_spec import VehicleSpec
 from lotusim_core.ros.node_runner import run_node_main, with_sim_time
 from lotusim_core.ros.prepacked import raw_publish
@@ -31,20 +34,26 @@ FLOAT64_CDR_HEADER = b"\x00\x01\x00\x00"  # CDR encapsulation: little endian, no
 _DOUBLE = struct.Struct("<d")
 
 
+class ControllerConfigError(ConfigError):
+    """A controller's params, or a host's `controllers_yaml`, refused: where (`<type> <vessel>`, or empty), key,
+    reason (lotusim_core.base.validation)."""
+
+
 class ParamReader:
-    """Typed reads from a controller's params dict, with `where: key: reason` errors and a check for unknown
-    keys (a misspelt gain must not be silently ignored)."""
+    """Typed reads from a controller's params dict, with `where: key: reason` errors (ControllerConfigError,
+    through the one validator) and a check for unknown keys (a misspelt gain must not be silently ignored)."""
 
     def __init__(self, params: Mapping[str, Any], where: str) -> None:
         self.params = dict(params)
         self.where = where
+        self.check = Validator(where, ControllerConfigError)
         self.used: set[str] = set(COMMON_KEYS) | set(ROS_ONLY_KEYS)
 
     def number(self, key: str, default: float, low: float = -float("inf"), high: float = float("inf")) -> float:
         self.used.add(key)
         value = self.params.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low <= float(value) <= high):
-            raise ValueError(f"{self.where}: {key}: expected a number in [{low}, {high}], got {value!r}")
+        if not is_number(value) or not (low <= float(value) <= high):
+            raise self.check.fail(key, f"expected a number in [{low}, {high}], got {value!r}")
         return float(value)
 
     def text(self, key: str, default: str, choices: Sequence[str] | None = None) -> str:
@@ -52,7 +61,7 @@ class ParamReader:
         value = self.params.get(key, default)
         if not isinstance(value, str) or (choices is not None and value not in choices):
             expected = f"one of {tuple(choices)}" if choices is not None else "a string"
-            raise ValueError(f"{self.where}: {key}: expected {expected}, got {value!r}")
+            raise self.check.fail(key, f"expected {expected}, got {value!r}")
         return value
 
     def gains(self, cls: type[GainsT], low: float = -float("inf"), choices: Sequence[str] = ()) -> GainsT:
@@ -71,7 +80,7 @@ class ParamReader:
     def model(self) -> str:
         value = self.params.get("model")
         if not isinstance(value, str) or not value:
-            raise ValueError(f"{self.where}: model: expected the vessel's catalogue model name, got {value!r}")
+            raise self.check.fail("model", f"expected the vessel's catalogue model name, got {value!r}")
         return value
 
     def vehicle(self, cannot_drive: Callable[[VehicleSpec], str | None]) -> VehicleSpec:
@@ -80,7 +89,7 @@ class ParamReader:
         spec = load_vehicle(self.model())
         reason = cannot_drive(spec)
         if reason is not None:
-            raise ValueError(f"{self.where}: model: {reason}")
+            raise self.check.fail("model", reason)
         return spec
 
     def origin(self) -> GeodeticOrigin:
@@ -93,7 +102,7 @@ class ParamReader:
     def setpoints(self) -> dict[str, Any]:
         value = self.params.get("setpoints") or {}
         if not isinstance(value, Mapping):
-            raise ValueError(f"{self.where}: setpoints: expected a mapping, got {value!r}")
+            raise self.check.fail("setpoints", f"expected a mapping, got {value!r}")
         return dict(value)
 
     def finish(self) -> None:
@@ -101,7 +110,31 @@ class ParamReader:
         unknown = sorted(set(self.params) - self.used)
         if unknown:
             known = sorted(self.used - set(ROS_ONLY_KEYS))
-            raise ValueError(f"{self.where}: unknown parameter(s) {unknown}; expected some of {known}")
+            raise self.check.fail("", f"unknown parameter(s) {unknown}; expected some of {known}")
+
+
+def parse_controllers_yaml(text: str) -> list[dict[str, Any]]:
+    """A host's `controllers_yaml` parameter: a list of {type: str, vessel: str, params: mapping (optional)};
+    ControllerConfigError `controllers_yaml[i]...: reason` otherwise."""
+    check = Validator("", ControllerConfigError)
+    try:
+        data = safe_yaml.load(text) if text.strip() else []
+    except yaml.YAMLError as exc:
+        raise check.fail("controllers_yaml", f"not valid YAML ({exc})") from None
+    if not isinstance(data, list):
+        raise check.fail("controllers_yaml", f"expected a list of {{type, vessel, params}}, got {type(data).__name__}")
+    out = []
+    for i, item in enumerate(data):
+        key = join_key("controllers_yaml", i)
+        if not isinstance(item, Mapping) or set(item) - {"type", "vessel", "params"}:
+            raise check.fail(key, f"expected a mapping with keys type, vessel, params; got {item!r}")
+        kind, vessel, params = item.get("type"), item.get("vessel"), item.get("params") or {}
+        if not isinstance(kind, str) or not isinstance(vessel, str) or not vessel:
+            raise check.fail(key, f"type and vessel: expected strings, got {kind!r}, {vessel!r}")
+        if not isinstance(params, Mapping):
+            raise check.fail(f"{key}.params", f"expected a mapping, got {params!r}")
+        out.append({"type": kind, "vessel": vessel, "params": dict(params)})
+    return out
 
 
 def status_message(label: str, values: Sequence[float]) -> Float64MultiArray:

@@ -45,7 +45,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from rclpy.node import Node
 
 from lotusim_autonomy.controller_base import (  # noqa: F401 - re-exported: the contract's helpers
@@ -55,8 +54,8 @@ from lotusim_autonomy.controller_base import (  # noqa: F401 - re-exported: the 
     SingleControllerNode,
     main_for,
     nest,
+    parse_controllers_yaml,
 )
-from lotusim_core.base import safe_yaml
 from lotusim_core.ros.node_runner import with_sim_time
 
 
@@ -97,27 +96,6 @@ class ControllerHost(Node):
             if close is not None:
                 close()
         self.controllers.clear()
-
-
-def parse_controllers_yaml(text: str) -> list[dict[str, Any]]:
-    """The `controllers_yaml` parameter: a list of {type: str, vessel: str, params: mapping (optional)}."""
-    try:
-        data = safe_yaml.load(text) if text.strip() else []
-    except yaml.YAMLError as exc:
-        raise ValueError(f"controllers_yaml: not valid YAML ({exc})") from None
-    if not isinstance(data, list):
-        raise ValueError(f"controllers_yaml: expected a list of {{type, vessel, params}}, got {type(data).__name__}")
-    out = []
-    for i, item in enumerate(data):
-        if not isinstance(item, Mapping) or set(item) - {"type", "vessel", "params"}:
-            raise ValueError(f"controllers_yaml[{i}]: expected a mapping with keys type, vessel, params; got {item!r}")
-        kind, vessel, params = item.get("type"), item.get("vessel"), item.get("params") or {}
-        if not isinstance(kind, str) or not isinstance(vessel, str) or not vessel:
-            raise ValueError(f"controllers_yaml[{i}]: type and vessel: expected strings, got {kind!r}, {vessel!r}")
-        if not isinstance(params, Mapping):
-            raise ValueError(f"controllers_yaml[{i}].params: expected a mapping, got {params!r}")
-        out.append({"type": kind, "vessel": vessel, "params": dict(params)})
-    return out
 
 
 def main(args: list[str] | None = None) -> None:

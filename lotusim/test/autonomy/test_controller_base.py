@@ -104,3 +104,48 @@ def test_standalone_node_class_is_named_after_its_controller() -> None:
     cls = standalone_node(_Recorder)
     assert cls.__name__ == "_RecorderNode" and issubclass(cls, SingleControllerNode)
     assert cls.__module__ == __name__ and "recorder" in cls.__doc__
+
+
+def test_param_errors_are_config_errors_with_where_key_and_reason() -> None:
+    from lotusim_autonomy.controller_base import ControllerConfigError, ParamReader
+    from lotusim_core.base.validation import ConfigError
+
+    read = ParamReader({"model": "remus100", "gain": True, "law": "pd", "extra": 1}, "recorder auv")
+    with pytest.raises(ControllerConfigError) as info:
+        read.number("gain", 1.0, 0.0, 10.0)  # a bool is not a number
+    assert isinstance(info.value, ConfigError)
+    assert (info.value.where, info.value.key) == ("recorder auv", "gain")
+    assert str(info.value) == "recorder auv: gain: expected a number in [0.0, 10.0], got True"
+    with pytest.raises(ControllerConfigError, match=r"^recorder auv: law: expected one of \('pid',\), got 'pd'$"):
+        read.text("law", "pid", ("pid",))
+    with pytest.raises(ControllerConfigError, match=r"^recorder auv: unknown parameter\(s\) \['extra'\]") as info:
+        read.finish()
+    assert info.value.key == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{a: 1}", "controllers_yaml: expected a list of {type, vessel, params}, got dict"),
+        ("[{type: x, vessel: v, gains: {}}]", "controllers_yaml[0]: expected a mapping with keys type, vessel, params"),
+        ("[{type: x, vessel: ''}]", "controllers_yaml[0]: type and vessel: expected strings"),
+        ("[{type: x, vessel: v, params: [1]}]", "controllers_yaml[0].params: expected a mapping, got [1]"),
+        ("[a, b", "controllers_yaml: not valid YAML"),
+    ],
+)
+def test_controllers_yaml_refusals(text: str, message: str) -> None:
+    from lotusim_autonomy.controller_base import ControllerConfigError, parse_controllers_yaml
+
+    with pytest.raises(ControllerConfigError) as info:
+        parse_controllers_yaml(text)
+    assert str(info.value).startswith(message)
+
+
+def test_controllers_yaml_entries() -> None:
+    from lotusim_autonomy.controller_base import parse_controllers_yaml
+
+    assert parse_controllers_yaml("") == []
+    assert parse_controllers_yaml("[{type: t, vessel: v}, {type: u, vessel: w, params: {k: 1}}]") == [
+        {"type": "t", "vessel": "v", "params": {}},
+        {"type": "u", "vessel": "w", "params": {"k": 1}},
+    ]
