@@ -40,6 +40,7 @@ import numpy as np
 from lotusim_autonomy.allocation import _fit_fraction
 from lotusim_autonomy.odometry import NedState
 from lotusim_autonomy.pid import Pid, ssa
+from lotusim_core.base import rotations
 from lotusim_core.base.vehicle_spec import VehicleSpec
 
 GRAVITY_MPS2 = 9.81  # as the physics (lotusim_physics.fleet)
@@ -86,15 +87,7 @@ class FlightTarget:
 def rotation_of(state: NedState) -> np.ndarray:
     """R (3, 3) = Rz(ψ) Ry(θ) Rx(φ), body FRD -> NED, of a state's zyx Euler angles (Fossen 2021 §2.2.1)."""
     phi, theta, psi = (float(a) for a in state.rpy_ned_rad)
-    cf, sf, ct, st = math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta)
-    cp, sp = math.cos(psi), math.sin(psi)
-    return np.array(
-        [
-            [cp * ct, -sp * cf + cp * st * sf, sp * sf + cp * cf * st],
-            [sp * ct, cp * cf + sf * st * sp, -cp * sf + st * sp * cf],
-            [-st, ct * sf, ct * cf],
-        ]
-    )
+    return rotations.euler_zyx_matrix_one(phi, theta, psi)
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from lotusim_autonomy.multirotor import (
     RotorMixer,
 )
 from lotusim_autonomy.odometry import NedState
+from lotusim_core.base import rotations
 from lotusim_core.base.vehicle_spec import VehicleSpec
 
 RATE_INTEGRAL_MAX = 20.0  # rad/s² of angular acceleration, as MultirotorController's rate PI
@@ -34,13 +35,7 @@ RATE_INTEGRAL_MAX = 20.0  # rad/s² of angular acceleration, as MultirotorContro
 
 def rotations_of(rpy_ned_rad: np.ndarray) -> np.ndarray:
     """R (N, 3, 3) = Rz(ψ) Ry(θ) Rx(φ), body FRD -> NED, of zyx Euler angles (N, 3) (Fossen 2021 §2.2.1)."""
-    phi, theta, psi = rpy_ned_rad[:, 0], rpy_ned_rad[:, 1], rpy_ned_rad[:, 2]
-    cf, sf, ct, st, cp, sp = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta), np.cos(psi), np.sin(psi)
-    r = np.empty((len(phi), 3, 3))
-    r[:, 0, 0], r[:, 0, 1], r[:, 0, 2] = cp * ct, -sp * cf + cp * st * sf, sp * sf + cp * cf * st
-    r[:, 1, 0], r[:, 1, 1], r[:, 1, 2] = sp * ct, cp * cf + sf * st * sp, -cp * sf + st * sp * cf
-    r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = -st, ct * sf, ct * cf
-    return r
+    return rotations.euler_zyx_matrix(rpy_ned_rad)
 
 
 def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:

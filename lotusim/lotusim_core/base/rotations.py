@@ -86,6 +86,31 @@ def from_euler_zyx(roll_rad, pitch_rad, yaw_rad) -> np.ndarray:
     )
 
 
+def euler_zyx_matrix(rpy_rad: np.ndarray) -> np.ndarray:
+    """R (N, 3, 3) = Rz(yaw) Ry(pitch) Rx(roll) of zyx Euler angles (N, 3) rad ([Fossen2021] eq. 2.18; in NED/FRD
+    body -> NED of phi, theta, psi)."""
+    phi, theta, psi = rpy_rad[:, 0], rpy_rad[:, 1], rpy_rad[:, 2]
+    cf, sf, ct, st, cp, sp = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta), np.cos(psi), np.sin(psi)
+    r = np.empty((len(phi), 3, 3))
+    r[:, 0, 0], r[:, 0, 1], r[:, 0, 2] = cp * ct, -sp * cf + cp * st * sf, sp * sf + cp * cf * st
+    r[:, 1, 0], r[:, 1, 1], r[:, 1, 2] = sp * ct, cp * cf + sf * st * sp, -cp * sf + st * sp * cf
+    r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = -st, ct * sf, ct * cf
+    return r
+
+
+def euler_zyx_matrix_one(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
+    """euler_zyx_matrix of one set of angles, in plain floats (a controller's step): R (3, 3)."""
+    cf, sf, ct, st = math.cos(roll_rad), math.sin(roll_rad), math.cos(pitch_rad), math.sin(pitch_rad)
+    cp, sp = math.cos(yaw_rad), math.sin(yaw_rad)
+    return np.array(
+        [
+            [cp * ct, -sp * cf + cp * st * sf, sp * sf + cp * cf * st],
+            [sp * ct, cp * cf + sf * st * sp, -cp * sf + st * sp * cf],
+            [-st, ct * sf, ct * cf],
+        ]
+    )
+
+
 def euler_zyx(q_xyzw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(roll, pitch, yaw) rad, three arrays (...), of quaternions [x, y, z, w] (normalised here; a zero one reads as
     the identity) in the zyx convention; pitch in [-pi/2, pi/2]."""

@@ -56,3 +56,11 @@ def test_euler_zyx_both_ways_match_scipy(rng) -> None:
         assert rotations.euler_zyx_one(*scaled[k]) == pytest.approx((roll[k], pitch[k], yaw[k]), abs=1e-9)
         assert rotations.yaw_one(*q[k]) == pytest.approx(yaw[k], abs=1e-9)
     np.testing.assert_allclose(rotations.yaw_enu_rad(q), yaw, atol=1e-9)
+
+
+def test_matrix_of_euler_angles_matches_scipy(rng) -> None:
+    rpy = rng.uniform(-np.pi, np.pi, (N, 3))
+    expected = Rotation.from_euler("ZYX", rpy[:, ::-1]).as_matrix()
+    np.testing.assert_allclose(rotations.euler_zyx_matrix(rpy), expected, atol=1e-12)
+    for k in range(0, N, 50):
+        np.testing.assert_allclose(rotations.euler_zyx_matrix_one(*rpy[k]), expected[k], atol=1e-12)
