@@ -159,9 +159,16 @@ class Endpoints:
     def command(self, topic: str) -> Callable[[float], None]:
         """A std_msgs/Float64 actuator command publisher as a function of the value: the message serialized by
         hand (CDR little endian: the 4-byte header, then the double) and written raw, a third of the cost of
-        building and publishing a Float64 (a host of ~50 controllers at 50 Hz sends thousands a second)."""
-        send = raw_publish(self.publisher(Float64, topic))
-        return lambda value: send(FLOAT64_CDR_HEADER + _DOUBLE.pack(value))
+        building and publishing a Float64 (a host of ~50 controllers at 50 Hz sends thousands a second). On a
+        host with a command outbox (`node.outbox`, lotusim_autonomy.command_outbox) the value is held there and
+        sent with the other controllers' commands in one message."""
+        publisher = self.publisher(Float64, topic)
+        send = raw_publish(publisher)
+        publish = lambda value: send(FLOAT64_CDR_HEADER + _DOUBLE.pack(value))  # noqa: E731
+        outbox = getattr(self.node, "outbox", None)
+        if outbox is not None and topic.endswith("/cmd"):
+            return outbox.writer(topic.removesuffix("/cmd"), publisher, publish)
+        return publish
 
     def subscription(self, msg_type: type, topic: str, callback: Callable, qos: Any = 10) -> Any:
         return self._keep("subscription", self.node.create_subscription(msg_type, topic, callback, qos))

@@ -47,6 +47,7 @@ from typing import Any
 
 from rclpy.node import Node
 
+from lotusim_autonomy.command_outbox import CommandOutbox
 from lotusim_autonomy.controller_base import (  # noqa: F401 - re-exported: the contract's helpers
     COMMON_KEYS,
     DEFAULT_ORIGIN,
@@ -74,10 +75,15 @@ class ControllerHost(Node):
 
     FLIGHT_STATE_SOURCE = "fleet_state"
 
-    def __init__(self, **node_kwargs) -> None:
+    def __init__(self, batch_commands: bool = False, **node_kwargs) -> None:
+        """batch_commands: the default of the parameter of that name, True when the host runs as its own process
+        (main: its spin loop sends the held commands, lotusim_core.ros.node_runner.spin), False for a host built
+        and spun in another program, whose controllers then publish on their command topics."""
         overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))
         super().__init__(node_kwargs.pop("node_name", "controller_host"), parameter_overrides=overrides, **node_kwargs)
         text = self.declare_parameter("controllers_yaml", "[]").value
+        # the controllers' actuator commands in one message per burst (command_outbox), unless a stack remaps them
+        self.outbox = CommandOutbox(self) if self.declare_parameter("batch_commands", batch_commands).value else None
         entries = parse_controllers_yaml(text)
         self.controllers: dict[tuple[str, str], Any] = {}
         for i, entry in enumerate(entries):
@@ -100,7 +106,7 @@ class ControllerHost(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Entry point of `ros2 run lotusim controller_host --ros-args -p controllers_yaml:='[{type: ..., ...}]'`."""
-    main_for(ControllerHost, "controller_host", args)
+    main_for(lambda: ControllerHost(batch_commands=True), "controller_host", args)
 
 
 def _registry() -> dict[str, type]:

@@ -44,7 +44,6 @@ MultirotorGains field names, phase settings: PilotSettings field names, both as 
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -52,7 +51,6 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
@@ -70,6 +68,7 @@ from lotusim_autonomy.multirotor_batch import MultirotorFleet
 from lotusim_autonomy.odometry import NedState, ned_arrays
 from lotusim_core.base import frames, rotations
 from lotusim_core.base.vehicle_spec import VehicleSpec
+from lotusim_core.ros.joint_commands import JointCommands
 from lotusim_core.ros.prepacked import raw_publish
 from lotusim_interfaces.msg import FleetState
 
@@ -332,51 +331,6 @@ class FlightController(VesselController):
         self._status_pub.publish(out)
 
 
-class RotorCommands:
-    """The serialized sensor_msgs/JointState of a fixed list of rotor names (`<vessel>/<rotor>`), made once; each
-    message rewrites its stamp and its velocities (`velocity`, an (n,) view) in place. The velocities' offset is
-    the one place where two serializations with different probe velocities hold each its own probe (two
-    independent coincidences in padding bytes would be needed to fool it), then checked by deserializing a third;
-    lotusim_core.ros.cdr_layout does not follow Fast DDS for a JointState's sequences, so it is not used. If the
-    check fails (another middleware's encoding), every message is serialized in full instead (`in_place` False)."""
-
-    def __init__(self, names: list[str]) -> None:
-        self.names, n = names, len(names)
-        self._stamp = struct.Struct("<iI")  # header.stamp (sec, nanosec): the payload's first 8 bytes
-        self.in_place = True
-        try:
-            self._buffer, offset = self._layout(names)
-            self.velocity = np.frombuffer(self._buffer, dtype="<f8", count=n, offset=offset)
-            self.velocity[:] = 7.25 - np.arange(n)
-            back = deserialize_message(self.message(12, 34), JointState)
-            if list(back.name) != names or list(back.velocity) != self.velocity.tolist() or back.header.stamp.sec != 12:
-                raise ValueError("RotorCommands: the velocities or the stamp are not where they were found")
-        except ValueError:
-            self.in_place, self.velocity = False, np.zeros(n)
-
-    @staticmethod
-    def _layout(names: list[str]) -> tuple[bytearray, int]:
-        n = len(names)
-        probes = [1.5 + np.arange(n, dtype=float), -1.0e300 - 3.0e299 * np.arange(n, dtype=float)]
-        a, b = (serialize_message(JointState(name=names, velocity=p.tolist())) for p in probes)
-        if len(a) != len(b) or not a[1] & 1:
-            raise ValueError("RotorCommands: needs little-endian CDR of a fixed length")
-        want_a, want_b = (p.astype("<f8").tobytes() for p in probes)
-        offsets = [k for k in range(4, len(a) - 8 * n + 1) if a[k : k + 8 * n] == want_a and b[k : k + 8 * n] == want_b]
-        if n and len(offsets) != 1:
-            raise ValueError(f"RotorCommands: the velocities found at {offsets}, expected one place")
-        return bytearray(a), offsets[0] if n else 0
-
-    def message(self, sec: int, nanosec: int) -> bytes:
-        """The bytes with this stamp and the velocities as written."""
-        if not self.in_place:
-            msg = JointState(name=self.names, velocity=self.velocity.tolist())
-            msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
-            return serialize_message(msg)
-        self._stamp.pack_into(self._buffer, 4, sec, nanosec)
-        return bytes(self._buffer)
-
-
 @dataclass
 class _Group:
     """The drones of one vehicle model found in one worker's fleet state: their rows in the FleetState arrays and
@@ -410,7 +364,7 @@ class FlightFleetIntake:
         self.fleets: dict[str, MultirotorFleet] = {}  # by vehicle model
         self.members: dict[str, tuple[FlightController, int]] = {}  # vessel -> (controller, row in its fleet)
         self.last_t: dict[str, float] = {}  # vessel -> stamp of its last state
-        self._layouts: dict[tuple[str, tuple[str, ...]], tuple[list[_Group], RotorCommands]] = {}
+        self._layouts: dict[tuple[str, tuple[str, ...]], tuple[list[_Group], JointCommands]] = {}
         self._sub = node.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
         self._pub = node.create_publisher(JointState, "/lotusim/thruster_commands", 10)
         self._send = raw_publish(self._pub)
@@ -432,7 +386,7 @@ class FlightFleetIntake:
         self.members.pop(controller.vessel, None)
         self._layouts.clear()
 
-    def _layout(self, worker: str, names: list[str]) -> tuple[list[_Group], RotorCommands]:
+    def _layout(self, worker: str, names: list[str]) -> tuple[list[_Group], JointCommands]:
         key = (worker, tuple(names))
         layout = self._layouts.get(key)
         if layout is None:
@@ -450,9 +404,9 @@ class FlightFleetIntake:
                 fleet = self.fleets[model]
                 n = len(fleet.batch.mixer.names) * len(controllers)
                 groups.append(_Group(fleet, np.array(index), np.array(rows), controllers, slice(start, start + n)))
-                rotor_names += [f"{c.vessel}/{r}" for c in controllers for r in fleet.batch.mixer.names]
+                rotor_names += [f"{c.vessel}/thrusters/{r}" for c in controllers for r in fleet.batch.mixer.names]
                 start += n
-            layout = self._layouts[key] = (groups, RotorCommands(rotor_names))
+            layout = self._layouts[key] = (groups, JointCommands(rotor_names))
         return layout
 
     def _on_fleet_state(self, msg: FleetState) -> None:

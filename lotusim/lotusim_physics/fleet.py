@@ -532,6 +532,30 @@ class Fleet:
         t0, nt = self._vi[i, 0:2]
         self._tp[t0 : t0 + nt, L.T_CMD] = _vec(values, int(nt), "thruster commands", name)
 
+    def thruster_commands(self, name: str) -> np.ndarray:
+        """The held command of each thruster of the vessel, in its command_unit (copy)."""
+        t0, nt = self._vi[self.index(name), 0:2]
+        return self._tp[t0 : t0 + nt, L.T_CMD].copy()
+
+    def fin_commands(self, name: str) -> np.ndarray:
+        """The held deflection command of each fin of the vessel, rad (copy)."""
+        f0, nf = self._vi[self.index(name), 2:4]
+        return self._fp[f0 : f0 + nf, L.F_CMD].copy()
+
+    def actuator_rows_of(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(thruster rows, fin rows) of the vessel in the actuator pools, in its vehicle file's order: where
+        write_commands puts its commands. Valid until the fleet's vessels change (a create, delete or restore)."""
+        t0, nt, f0, nf = (int(v) for v in self._vi[self.index(name)])
+        return np.arange(t0, t0 + nt), np.arange(f0, f0 + nf)
+
+    def write_commands(
+        self, thruster_rows: np.ndarray, thruster_values: np.ndarray, fin_rows: np.ndarray, fin_values: np.ndarray
+    ) -> None:
+        """Many vessels' actuator commands in one assignment per pool (rows from actuator_rows_of; values finite,
+        in each thruster's command_unit and rad for fins: the caller checks them)."""
+        self._tp[thruster_rows, L.T_CMD] = thruster_values
+        self._fp[fin_rows, L.F_CMD] = fin_values
+
     def set_fin_commands(self, name: str, angles_rad: Sequence[float] | np.ndarray) -> None:
         """One deflection command per fin, rad (saturated to +-max_angle_rad when applied)."""
         i = self.index(name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import yaml
@@ -47,15 +47,25 @@ class CommandResult:
 
 @dataclass
 class VesselEntry:
-    """What the worker keeps per vessel besides the fleet arrays: its model and its held commands."""
+    """What the worker keeps per vessel besides the fleet arrays: its model and how it was created. Its held
+    commands live in the fleet's actuator pools (what the kernel reads), read here as thruster_cmd / fin_cmd."""
 
     name: str
     model: str
     domain: str
     overrides_yaml: str
-    thruster_cmd: np.ndarray
-    fin_cmd: np.ndarray
+    fleet: Fleet = field(repr=False, compare=False)
     frozen_reason: str = ""  # the fault report of its last freeze (listed as status_reason while frozen)
+
+    @property
+    def thruster_cmd(self) -> np.ndarray:
+        """The held command of each thruster, in its command_unit (copy)."""
+        return self.fleet.thruster_commands(self.name)
+
+    @property
+    def fin_cmd(self) -> np.ndarray:
+        """The held deflection command of each fin, rad (copy)."""
+        return self.fleet.fin_commands(self.name)
 
 
 def physics_poses(vessels: Sequence) -> list[Pose]:
@@ -188,8 +198,7 @@ class FleetWorker:
             self.fleet.add(name, spec, position_ned, q_ned_frd, nu)
         except ValueError as exc:
             return CommandResult(name, False, "INTERNAL_ERROR", str(exc))
-        commands = (np.zeros(len(spec.thrusters)), np.zeros(len(spec.fins)))
-        self.vessels[name] = VesselEntry(name, model, spec.domain, overrides_yaml, *commands)
+        self.vessels[name] = VesselEntry(name, model, spec.domain, overrides_yaml, self.fleet)
         self._changed()
         return CommandResult(name, True, "OK", worker=self.name)
 
@@ -210,12 +219,11 @@ class FleetWorker:
             return ""
         if not math.isfinite(value):
             return _rejected(name, f"{kind} {index}", value)
+        thrusters, fins = self.fleet.actuator_rows_of(name)
         if kind == "thruster":
-            entry.thruster_cmd[index] = value
-            self.fleet.set_thruster_commands(name, entry.thruster_cmd)
+            self.fleet.write_commands(thrusters[index : index + 1], value, fins[:0], 0.0)
         else:
-            entry.fin_cmd[index] = value
-            self.fleet.set_fin_commands(name, entry.fin_cmd)
+            self.fleet.write_commands(thrusters[:0], 0.0, fins[index : index + 1], value)
         return ""
 
     def command_wrench(self, name: str, wrench_flu: np.ndarray) -> str:
@@ -313,7 +321,7 @@ class FleetWorker:
         self.environment.restore(state.environment, state.environment_yaml, state.env_cache, state.env_next_ns)
         self.extras_version += 1
         for r in state.vessels:
-            self.vessels[r.name] = VesselEntry(r.name, r.model, r.domain, r.overrides_yaml, r.thruster_cmd, r.fin_cmd)
+            self.vessels[r.name] = VesselEntry(r.name, r.model, r.domain, r.overrides_yaml, self.fleet)
         return replaced
 
 

@@ -33,7 +33,7 @@ from sensor_msgs.msg import (
 
 from lotusim_core.ros import ros_names
 from lotusim_core.ros.endpoints import QUIET_PUBLISHER
-from lotusim_core.ros.prepacked import RawMessage
+from lotusim_core.ros.prepacked import RawMessage, raw_publish
 from lotusim_interfaces.msg import AIS, AcousticMessage, AcousticRange
 from lotusim_sensors import ais, camera, lidar, sonar
 from lotusim_sensors.banks import NS_PER_S
@@ -53,19 +53,39 @@ FIX_FIELDS = [*STAMP, "status.status", "latitude", "longitude", "altitude", "pos
 TWIST_FIELDS = [*STAMP, *(f"twist.twist.linear.{a}" for a in XYZ)]
 DVL_FIELDS = [*TWIST_FIELDS, "twist.covariance[]"]
 RANGE_FIELDS = [*STAMP, "range"]
+USBL_FIELDS = [*STAMP, "range_m", "bearing_rad", "elevation_rad", "travel_time_s"]
 
 Endpoints = tuple[tuple, tuple]  # (publishers, reusable messages or other per-sensor constants) of one sensor
 MakePublisher = Callable[[type, str], Any]  # (message type, topic relative to the vessel) -> publisher
 Io = dict[int, Endpoints]  # slot -> endpoints of one kind's sensors
 
 
+class Outlet:
+    """A sensor topic's rclpy publisher (`publisher`, for the node to destroy). publish() hands pre-serialized bytes
+    straight to the middleware (lotusim_core.ros.prepacked.raw_publish: without Publisher.publish's per-call checks,
+    a few microseconds of the thousands of sensor messages a second) and messages to rclpy."""
+
+    __slots__ = ("publisher", "_raw")
+
+    def __init__(self, publisher: Any) -> None:
+        self.publisher, self._raw = publisher, raw_publish(publisher)
+
+    def publish(self, msg: Any) -> None:
+        if type(msg) is bytes:
+            self._raw(msg)
+        else:
+            self.publisher.publish(msg)
+
+
 def vessel_publishers(node: Any, vessel: str, qos: Any) -> MakePublisher:
-    """make_publisher of a vessel's sensors: topics relative to the vessel in the node's namespace
+    """make_publisher of a vessel's sensors: Outlets on topics relative to the vessel in the node's namespace
     (lotusim_core.ros.ros_names), quiet about QoS events (lotusim_core.ros.endpoints)."""
 
-    def make(msg_type: type, relative: str) -> Any:
-        return node.create_publisher(
-            msg_type, ros_names.vessel_name(vessel, relative), qos, event_callbacks=QUIET_PUBLISHER
+    def make(msg_type: type, relative: str) -> Outlet:
+        return Outlet(
+            node.create_publisher(
+                msg_type, ros_names.vessel_name(vessel, relative), qos, event_callbacks=QUIET_PUBLISHER
+            )
         )
 
     return make
@@ -271,19 +291,20 @@ def _ais_publisher(fleet_pub: Any) -> Callable[[Io, list[int], Samples, int], in
 
 
 def _create_usbl(pub: MakePublisher, vessel: str, frame: str, p: dict[str, float], extra: dict) -> Endpoints:
-    return (pub(AcousticRange, "acoustic/range"),), (frame,)
+    return (pub(AcousticRange, "acoustic/range"),), (frame, {})  # {target: its pre-serialized AcousticRange}
 
 
 def _publish_usbl(io: Io, due: list[int], s: Samples, t_ns: int) -> int:
-    """One AcousticRange per (receiver, target) pair in range."""
-    stamp = ros_time(t_ns)
+    """One AcousticRange per (receiver, target) pair in range, pre-serialized per pair at its first fix."""
+    sec, nsec = divmod(t_ns, NS_PER_S)
     for i, target, rng, bearing, elevation, travel in zip(*s.columns, strict=True):
-        (pub,), (frame,) = io[due[i]]
-        msg = AcousticRange(target=target, range_m=rng, bearing_rad=bearing, elevation_rad=elevation,
-                            travel_time_s=travel)  # fmt: skip
-        msg.header.frame_id = frame
-        msg.header.stamp = stamp
-        pub.publish(msg)
+        (pub,), (frame, pairs) = io[due[i]]
+        raw = pairs.get(target)
+        if raw is None:
+            msg = AcousticRange(target=target)
+            msg.header.frame_id = frame
+            raw = pairs[target] = RawMessage(msg, USBL_FIELDS)
+        pub.publish(raw.pack([sec, nsec, rng, bearing, elevation, travel]))
     return len(s.columns[0])
 
 

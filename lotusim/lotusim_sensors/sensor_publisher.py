@@ -150,8 +150,8 @@ class SensorPublisher(Node):
     def _unconfigure(self, slot: int) -> None:
         self._static_frames.discard(slot)
         for kind in self._banks.clear(slot):
-            for pub in self._io[kind].pop(slot, ((), ()))[0]:
-                self.destroy_publisher(pub)
+            for outlet in self._io[kind].pop(slot, ((), ()))[0]:
+                self.destroy_publisher(outlet.publisher)
         sub = self._modem_subs.pop(slot, None)
         if sub is not None:
             self.destroy_subscription(sub)

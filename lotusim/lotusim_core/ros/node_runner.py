@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import rclpy
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
@@ -93,12 +94,22 @@ def spin(
     duration_s: float = 0.0,
     on_tick: Callable[[], bool | None] | None = None,
     tick_period_s: float = 0.1,
+    outbox: Any = None,
 ) -> None:
-    """Spin until the context shuts down, `duration_s` wall seconds pass (0: forever), or on_tick returns True."""
+    """Spin until the context shuts down, `duration_s` wall seconds pass (0: forever), or on_tick returns True.
+
+    `outbox` (optional: `pending`, `quiet_s`, `ready()`, `flush()`; lotusim_autonomy.command_outbox):
+    messages that callbacks wrote, to send together. While some are pending the executor waits at most
+    `outbox.quiet_s` for the next callback, and they are flushed once `ready()` (the burst of callbacks is over)."""
     start = time.monotonic()
     next_tick = start
     while context.ok() and not STOP.is_set() and (duration_s <= 0 or time.monotonic() - start < duration_s):
-        executor.spin_once(timeout_sec=0.05)
+        if outbox is not None and outbox.pending:
+            executor.spin_once(timeout_sec=outbox.quiet_s)
+            if outbox.ready():
+                outbox.flush()
+        else:
+            executor.spin_once(timeout_sec=0.05)
         if on_tick is not None and time.monotonic() >= next_tick:
             next_tick += tick_period_s
             if on_tick():
@@ -132,7 +143,7 @@ def run_node_main(
             raise SystemExit(2) from None
         executor.add_node(node)
         try:
-            spin(executor, context)
+            spin(executor, context, outbox=getattr(node, "outbox", None))
         finally:
             cancel_stop_timer()
             executor.shutdown()

@@ -172,11 +172,11 @@ def test_the_rotor_commands_message_is_written_in_place_and_reads_back():
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
 
-    from lotusim_autonomy.multirotor_controller import RotorCommands
+    from lotusim_core.ros.joint_commands import JointCommands
 
     for n in (1, 2, 3, 5, 8, 13, 360):
         names = [f"{'x' * (i % 9)}500_{i:04d}/rotor_{i % 4}" for i in range(n)]
-        out = RotorCommands(names)
+        out = JointCommands(names)
         assert out.in_place
         for stamp in ((12, 500), (1_000_000, 999_999_999)):
             values = np.random.default_rng(n).uniform(0.0, 1000.0, n)
@@ -184,7 +184,7 @@ def test_the_rotor_commands_message_is_written_in_place_and_reads_back():
             back = deserialize_message(out.message(*stamp), JointState)
             assert list(back.name) == names and (back.header.stamp.sec, back.header.stamp.nanosec) == stamp
             assert list(back.velocity) == values.tolist() and len(back.position) == len(back.effort) == 0
-    fallback = RotorCommands(["a/rotor_0", "b/rotor_1"])  # the full serialization when the layout check fails
+    fallback = JointCommands(["a/rotor_0", "b/rotor_1"])  # the full serialization when the layout check fails
     fallback.in_place, fallback.velocity = False, np.array([3.0, 4.0])
     back = deserialize_message(fallback.message(5, 6), JointState)
     assert (

@@ -281,3 +281,76 @@ def test_controller_host_reports_a_bad_entry_and_exits(own_domain_env):
     assert run.returncode == 2, run.stderr
     assert "controller_host: error: controllers_yaml[0] (depth_heading_autopilot)" in run.stderr
     assert "bluerov2_heavy has none (thruster-vectored)" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_hosts_controllers_send_their_commands_in_one_message_per_step(ros_context):
+    """controller_host as its process runs it (batch_commands, its own spin loop: node_runner.spin, here in a
+    thread): the controllers of an LRAUV and a BlueROV2 answer the same odometry burst, and their fin and thruster
+    commands reach the worker as one sensor_msgs/JointState per burst on /lotusim/thruster_commands (names
+    `<vessel>/fins/<fin>`, `<vessel>/thrusters/<thruster>`); a listener on one of the command topics gets that
+    actuator's commands there as well."""
+    import threading
+
+    from sensor_msgs.msg import JointState
+
+    from lotusim_autonomy.controller_host import ControllerHost
+    from lotusim_core.ros.node_runner import make_executor, spin
+
+    sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=10.0)
+    host, stop, thread = None, threading.Event(), None
+    try:
+        items = [create_item("auv", "lrauv", (0.0, 0.0, -20.0))]
+        items.append(create_item("rov", "bluerov2_heavy", (20.0, 0.0, -5.0)))
+        assert all(r.ok for r in sim.command(items).results)
+        entries = """
+        - type: depth_heading_autopilot
+          vessel: auv
+          params: {model: lrauv, setpoints: {depth_m: 20.0, heading_deg: 90.0}}
+        - {type: station_keeper, vessel: rov, params: {model: bluerov2_heavy, setpoints: {depth_m: 5.0}}}
+        """
+        host = ControllerHost(
+            batch_commands=True, context=ros_context, parameter_overrides=[Parameter("controllers_yaml", value=entries)]
+        )
+        executor = make_executor(context=ros_context)
+        executor.add_node(host)
+        loop = {"outbox": host.outbox, "on_tick": stop.is_set, "tick_period_s": 0.05}
+        thread = threading.Thread(target=spin, args=(executor, ros_context), kwargs=loop, daemon=True)
+        thread.start()
+        auv, rov = host.controllers[("depth_heading_autopilot", "auv")], host.controllers[("station_keeper", "rov")]
+        batches, singles = [], []
+        sim.client.create_subscription(JointState, "/lotusim/thruster_commands", batches.append, 100)
+        matched = lambda: all(host.count_publishers(f"/{v}/odom") > 0 for v in ("auv", "rov"))  # noqa: E731
+        spin_until(sim.executor, matched, 10.0, "odometry matched")
+        for k in range(3):  # the first odometry only starts each controller's clock: a message for each step after
+            target = (auv.odom_count + 1, rov.odom_count + 1)
+            sim.step(5)  # one odometry period: both controllers step on the same burst
+            done = lambda t=target: auv.odom_count >= t[0] and rov.odom_count >= t[1]  # noqa: E731
+            spin_until(sim.executor, done, 10.0, "controllers")
+            spin_until(sim.executor, lambda k=k: len(batches) >= k, 10.0, "a message of commands")
+            sim.spin_for(0.2)
+        assert len(batches) == 2, [list(b.name) for b in batches]  # one per burst
+        names = list(batches[-1].name)
+        assert len(names) == 1 + 2 + 8 and {"auv/thrusters/propeller", "auv/fins/rudder", "rov/thrusters/t8"} <= set(
+            names
+        )
+        sent = dict(zip(names, batches[-1].velocity, strict=True))
+        assert [sent["auv/fins/rudder"], sent["auv/fins/elevator"]] == auv.last_fins.tolist()  # the file's fin order
+        assert np.array_equal(sim.worker.vessels["auv"].fin_cmd, auv.last_fins)
+        assert np.array_equal(sim.worker.vessels["rov"].thruster_cmd, rov.last_commands)
+        # a listener on a command topic: published there too (the outbox looks at the counts every second)
+        sim.client.create_subscription(Float64, "/auv/fins/rudder/cmd", singles.append, 10)
+        sim.spin_for(1.2)
+        for _ in range(2):
+            target = auv.odom_count + 1
+            sim.step(5)
+            spin_until(sim.executor, lambda t=target: auv.odom_count >= t, 10.0, "controller")
+            sim.spin_for(0.1)
+        assert singles and singles[-1].data == auv.last_fins[0]  # the rudder
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join(5.0)
+        if host is not None:
+            host.close()
+            host.destroy_node()
+        sim.close()

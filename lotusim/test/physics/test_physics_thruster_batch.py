@@ -65,3 +65,36 @@ def test_unknown_thrusters_are_reported_once_and_bad_lengths_refused():
     assert "no_such_rotor" in batch.apply(names, [1.0, 2.0]) and batch.apply(names, [1.0, 2.0]) == ""
     assert "2 names but 1 values" in batch.apply(names, [1.0])
     assert np.all(np.asarray(_fleet_commands(w, "d1")) == 0.0)
+
+
+def test_fins_and_thrusters_by_their_topic_names_in_one_batch():
+    """`<vessel>/thrusters/<t>` and `<vessel>/fins/<f>` (a command topic's name without /cmd): the LRAUV's
+    propeller and both fins from one message, beside the drones' rotors; a non-finite fin command keeps all of
+    that vessel's last commands and no other's."""
+    w = _worker()
+    spec = w.fleet.spec("auv")
+    fins = [f.name for f in spec.fins]
+    rotors = [t.name for t in w.fleet.spec("d1").thrusters]
+    names = [f"auv/thrusters/{spec.thrusters[0].name}", f"auv/fins/{fins[1]}", f"auv/fins/{fins[0]}"]
+    names += [f"d1/thrusters/{r}" for r in rotors]
+    batch = ThrusterCommandBatch(w)
+    assert batch.apply(names, [40.0, -0.1, 0.2, 1.0, 2.0, 3.0, 4.0]) == ""
+    assert _fleet_commands(w, "auv") == [40.0] and w.vessels["auv"].fin_cmd.tolist() == [0.2, -0.1]
+    assert _fleet_commands(w, "d1") == [1.0, 2.0, 3.0, 4.0]
+    problem = batch.apply(names, [41.0, float("inf"), 0.3, 5.0, 6.0, 7.0, 8.0])
+    assert "auv" in problem and "d1" not in problem
+    assert _fleet_commands(w, "auv") == [40.0] and w.vessels["auv"].fin_cmd.tolist() == [0.2, -0.1]
+    assert _fleet_commands(w, "d1") == [5.0, 6.0, 7.0, 8.0]
+    assert "auv/fins/no_fin" in batch.apply(["auv/fins/no_fin"], [0.0])
+
+
+def test_a_batch_after_a_delete_lands_on_the_vessels_still_there():
+    """The pool rows move when a vessel is deleted (the fleet compacts): the layout is made again."""
+    w = _worker()
+    rotors = [t.name for t in w.fleet.spec("d1").thrusters]
+    names = [f"d1/{r}" for r in rotors] + [f"d2/{r}" for r in rotors]
+    batch = ThrusterCommandBatch(w)
+    assert batch.apply(names, [1.0] * 4 + [2.0] * 4) == ""
+    w.delete("d1")
+    assert batch.apply(names, [3.0] * 4 + [9.0] * 4) == ""
+    assert _fleet_commands(w, "d2") == [9.0] * 4 and _fleet_commands(w, "auv") == [0.0]
