@@ -54,6 +54,15 @@ def from_rotation_vector(phi: np.ndarray) -> np.ndarray:
     return np.concatenate([phi * scale, np.cos(half)], axis=-1)
 
 
+def about_axis_one(axis: int, angle_rad: float) -> tuple[float, float, float, float]:
+    """q (x, y, z, w) of a turn by angle_rad about coordinate axis 0 (x), 1 (y) or 2 (z), in plain floats (e.g. a
+    yaw about `map`'s z, a sensor's tilt about base_link's y)."""
+    half = angle_rad / 2.0
+    q = [0.0, 0.0, 0.0, math.cos(half)]
+    q[axis] = math.sin(half)
+    return q[0], q[1], q[2], q[3]
+
+
 def matrix(q_xyzw: np.ndarray) -> np.ndarray:
     """Rotation matrices R(q) of unit quaternions [x, y, z, w], shape (..., 3, 3)."""
     x, y, z, w = q_xyzw[..., 0], q_xyzw[..., 1], q_xyzw[..., 2], q_xyzw[..., 3]

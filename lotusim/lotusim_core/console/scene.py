@@ -27,6 +27,7 @@ from foxglove.messages import (
     Vector3,
 )
 
+from lotusim_core.base import rotations
 from lotusim_core.console.fleet_view import Snapshot
 
 # domain -> (RGBA, box length x width x height in m): a stand-in for the hull at a glance, not its shape
@@ -119,9 +120,10 @@ def _current_arrow(snap: Snapshot, i: int) -> list[ArrowPrimitive]:
         return []
     yaw = math.atan2(north, east)  # ENU: from east, counter-clockwise (REP 103)
     p = snap.position[i]
+    q = rotations.about_axis_one(2, yaw)
     pose = Pose(
         position=Vector3(x=float(p[0]), y=float(p[1]), z=float(p[2])),
-        orientation=Quaternion(x=0.0, y=0.0, z=math.sin(yaw / 2.0), w=math.cos(yaw / 2.0)),
+        orientation=Quaternion(x=q[0], y=q[1], z=q[2], w=q[3]),
     )
     length = CURRENT_ARROW_S * speed
     return [ArrowPrimitive(pose=pose, shaft_length=0.8 * length, shaft_diameter=0.15, head_length=0.2 * length,

@@ -9,7 +9,6 @@ origin) as one JSON-ready mapping. Both are built once per environment revision:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,7 @@ from foxglove.messages import (
     Vector3,
 )
 
+from lotusim_core.base import rotations
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
 from lotusim_env.world import World
 
@@ -113,7 +113,7 @@ def object_looks(world: World) -> list[dict[str, Any]]:
             "id": f"world/{world.object_names[i]}",
             "shape": SHAPE_NAMES[int(world.object_shapes[i])],
             "position": tuple(float(v) for v in c),
-            "orientation": (0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)),
+            "orientation": rotations.about_axis_one(2, yaw),
             "size": tuple(float(2.0 * h) for h in half),
             "rgb": tuple(float(v) for v in world.object_albedo[i]),
             "label": f"{world.object_names[i]} ({world.object_kinds[i]})",

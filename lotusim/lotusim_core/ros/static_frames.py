@@ -20,6 +20,7 @@ from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
 
+from lotusim_core.base import rotations
 from lotusim_core.ros.qos import LATCHED
 from lotusim_core.ros.ros_names import MAP_FRAME, ODOM_FRAME, base_link, optical_frame, sensor_frame
 
@@ -58,8 +59,7 @@ def sensor_transforms(vessel: str, suite: Mapping[str, Mapping[str, Any]]) -> li
     a camera's optical frame under its link."""
     out = []
     for kind, p in suite.items():
-        half = math.radians(float(p.get("tilt_deg", 0.0))) / 2.0
-        pitch = (0.0, math.sin(half), 0.0, math.cos(half))
+        pitch = rotations.about_axis_one(1, math.radians(float(p.get("tilt_deg", 0.0))))
         out.append(transform(base_link(vessel), sensor_frame(vessel, kind), (p["x_m"], p["y_m"], p["z_m"]), pitch))
         if kind == "camera":
             out.append(transform(sensor_frame(vessel, kind), optical_frame(vessel, kind), q_xyzw=OPTICAL_IN_LINK))

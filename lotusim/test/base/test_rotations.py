@@ -64,3 +64,12 @@ def test_matrix_of_euler_angles_matches_scipy(rng) -> None:
     np.testing.assert_allclose(rotations.euler_zyx_matrix(rpy), expected, atol=1e-12)
     for k in range(0, N, 50):
         np.testing.assert_allclose(rotations.euler_zyx_matrix_one(*rpy[k]), expected[k], atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_turn_about_a_coordinate_axis_matches_scipy(axis: int) -> None:
+    for angle in (-2.5, 0.0, 0.3, np.pi):
+        vector = np.zeros(3)
+        vector[axis] = angle
+        q = np.array(rotations.about_axis_one(axis, angle))
+        np.testing.assert_allclose(rotations.matrix(q), Rotation.from_rotvec(vector).as_matrix(), atol=1e-12)
