@@ -108,6 +108,16 @@ REMUS_GAP_SMALL_RUDDER = (
     "[HallAnstee2011]'s set weakens the rudder too (Y_dr = rho c_La S_fin U^2 / 3.5). Neither source says how its "
     "fin coefficients follow from S_fin and c_La, so no cited correction is possible yet"
 )
+
+
+def _prestero_turn(rudder_deg: int, quantity: str, known_gap: str = "") -> Published:
+    """A figure of Prestero's steady turn at rudder_deg (PRESTERO_TURN_<deg>) within 10 %."""
+    value = {15: PRESTERO_TURN_15, 5: PRESTERO_TURN_5}[rudder_deg][quantity]
+    return Published("turning", f"starboard {rudder_deg} deg", quantity, value, 0.10,
+                     _PRESTERO_TURN_SOURCE.format(a=rudder_deg), "derived from a published model (verified at sea)",
+                     _PRESTERO_TURN_TOL, known_gap=known_gap)  # fmt: skip
+
+
 REMUS = Plan(
     speed_levels=(
         ("500 rpm", 500.0 / REMUS_RPM_MAX),
@@ -133,23 +143,10 @@ REMUS = Plan(
             "derived from a published model", "as the 1525 rpm figure",
             known_gap=REMUS_GAP_TRIM,
         ),
-        Published(
-            "turning", "starboard 15 deg", "diameter_m", PRESTERO_TURN_15["diameter_m"], 0.10,
-            _PRESTERO_TURN_SOURCE.format(a=15), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
-        ),
-        Published(
-            "turning", "starboard 15 deg", "yaw_rate_dps", PRESTERO_TURN_15["yaw_rate_dps"], 0.10,
-            _PRESTERO_TURN_SOURCE.format(a=15), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
-        ),
-        Published(
-            "turning", "starboard 15 deg", "speed_ratio", PRESTERO_TURN_15["speed_ratio"], 0.10,
-            _PRESTERO_TURN_SOURCE.format(a=15), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
-        ),
-        Published(
-            "turning", "starboard 5 deg", "diameter_m", PRESTERO_TURN_5["diameter_m"], 0.10,
-            _PRESTERO_TURN_SOURCE.format(a=5), "derived from a published model (verified at sea)", _PRESTERO_TURN_TOL,
-            known_gap=REMUS_GAP_SMALL_RUDDER,
-        ),
+        _prestero_turn(15, "diameter_m"),
+        _prestero_turn(15, "yaw_rate_dps"),
+        _prestero_turn(15, "speed_ratio"),
+        _prestero_turn(5, "diameter_m", known_gap=REMUS_GAP_SMALL_RUDDER),
     ),
 )  # fmt: skip
 
