@@ -30,6 +30,7 @@ from lotusim_core.base import safe_yaml
 from lotusim_core.base.catalogue import apply_overrides, load_vehicle
 from lotusim_core.base.checkpoint_store import (
     CheckpointError,
+    answered,
     describe,
     read_part,
     serve_part,
@@ -169,13 +170,9 @@ def answer(
     capture_now: Callable[[], tuple[dict, dict]],
     swap_in: Callable[[WorkerState], None],
 ) -> tuple[bool, str, str]:
-    """serve() as the worker's checkpoint service answers it, never raising (no file or request may take the
-    worker down): (success, digest, message); digest: a SAVE's manifest SHA-256, else ""; message: "" on success,
-    else a refusal's `file: key: reason` (the text of any ValueError) or the exception's type and text."""
-    try:
-        return True, serve(configured_dir, operation, name, worker, step_ns, capture_now, swap_in), ""
-    except Exception as exc:  # noqa: BLE001 - reported to the caller, the worker runs on
-        return False, "", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+    """serve() as the worker's checkpoint service answers it, never raising: (success, digest, message) of
+    checkpoint_store.answered."""
+    return answered(lambda: serve(configured_dir, operation, name, worker, step_ns, capture_now, swap_in))
 
 
 def build(where: str, meta: dict, arrays: dict[str, np.ndarray], step_ns: int) -> WorkerState:

@@ -21,6 +21,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
 from lotusim_core.base import safe_yaml
+from lotusim_core.base.checkpoint_store import answered
 from lotusim_core.base.geodesy import GeodeticOrigin
 from lotusim_core.ros import ros_names, static_frames
 from lotusim_core.ros.endpoints import QUIET_SUBSCRIPTION
@@ -216,13 +217,9 @@ class SensorPublisher(Node):
 
     # --- checkpoint / restore (lotusim_sensors.checkpoint) --------------------------------------------------------
     def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
-        try:
-            response.digest = sensor_checkpoint.serve(
-                self.checkpoint_dir, request.operation, request.path, set(self._banks), self._capture, self._restore
-            )
-            response.success = True
-        except Exception as exc:  # noqa: BLE001 - no file or request may take the node down
-            response.message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        response.success, response.digest, response.message = answered(lambda: sensor_checkpoint.serve(
+            self.checkpoint_dir, request.operation, request.path, set(self._banks), self._capture, self._restore
+        ))  # fmt: skip
         response.sim_time = sensor_messages.ros_time(self._t_ns)
         response.vessel_count = len(self._slot_of)
         return response

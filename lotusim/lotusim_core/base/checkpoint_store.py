@@ -363,6 +363,17 @@ def serve_part(
     raise CheckpointError("request", "operation", f"{operation} is not SAVE (0), RESTORE (1) or CHECK (3)")
 
 
+def answered(serve_call: Callable[[], str]) -> tuple[bool, str, str]:
+    """A checkpoint request answered without raising (no file or request may take a worker or the sensor node
+    down): (success, digest, message); digest: serve_call's result (a SAVE's manifest SHA-256, else ""); message:
+    "" on success, else a refusal's `file: key: reason` (the text of any ValueError) or the exception's type and
+    text."""
+    try:
+        return True, serve_call(), ""
+    except Exception as exc:  # noqa: BLE001 - reported to the caller, the node runs on
+        return False, "", str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+
+
 def describe(meta: Any, limit: int = 80) -> str:
     """A short printable form of a value read from a file (for error messages)."""
     text = repr(meta)
