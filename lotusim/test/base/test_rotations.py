@@ -73,3 +73,10 @@ def test_turn_about_a_coordinate_axis_matches_scipy(axis: int) -> None:
         vector[axis] = angle
         q = np.array(rotations.about_axis_one(axis, angle))
         np.testing.assert_allclose(rotations.matrix(q), Rotation.from_rotvec(vector).as_matrix(), atol=1e-12)
+
+
+def test_cross_equals_numpys(rng) -> None:
+    a, b = rng.normal(size=(N, 3)), rng.normal(size=(N, 3))
+    np.testing.assert_array_equal(rotations.cross(a, b), np.cross(a, b))
+    np.testing.assert_array_equal(rotations.cross(a, b[0]), np.cross(a, b[0]))  # one vector broadcast
+    np.testing.assert_array_equal(rotations.cross(a.reshape(50, 10, 3), b[:10]), np.cross(a.reshape(50, 10, 3), b[:10]))
