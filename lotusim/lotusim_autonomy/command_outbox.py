@@ -25,8 +25,8 @@ from lotusim_core.ros.joint_commands import JointCommands
 from lotusim_core.ros.prepacked import raw_publish
 
 TOPIC = "/lotusim/thruster_commands"
-QUIET_S = 0.001  # wall time without a new command after which the burst is over and the commands leave
-MAX_HOLD_S = 0.005  # wall time the first held command may wait for the burst to end
+QUIET_S = 0.001  # wall time the host's executor waits for the next callback while commands are held
+MAX_HOLD_S = 0.02  # wall time the first held command may wait for the burst to end (a step at RTF 1)
 LISTENERS_PERIOD_S = 1.0  # how often the command topics' subscriber counts are looked at
 
 
@@ -34,8 +34,8 @@ class CommandOutbox:
     """writer(name, ...) -> a function of the value that holds it; flush() sends every command written so far (the
     last value of each; a vessel's controller owns its actuators, so repeating an unchanged command changes
     nothing) in one message, if any was written since the last flush. node_runner.spin polls the executor for
-    QUIET_S at a time while commands are held and flushes when `ready()`: no new command for QUIET_S (the burst
-    is over) or the first one held for MAX_HOLD_S."""
+    QUIET_S at a time while commands are held and flushes when `ready()`: a poll that waited QUIET_S without a new
+    command (the burst is over), or the first one held for MAX_HOLD_S."""
 
     def __init__(self, node: Node) -> None:
         self.node = node
@@ -47,7 +47,8 @@ class CommandOutbox:
         self._in_message: set[int] = set()  # the same, as a set
         self._template: JointCommands | None = None  # the message of the names in _written
         self.pending = False  # commands written since the last flush
-        self._first = self._last = 0.0  # monotonic times of the first and last write since the last flush
+        self._first = 0.0  # monotonic time of the first write since the last flush
+        self.writes = 0  # commands written so far (node_runner.spin compares it before and after a poll)
         self.sent = 0  # messages sent
         self.quiet_s = QUIET_S  # how long node_runner.spin waits for the next callback while commands are held
         self._topics: list[tuple[object, list[bool]]] = []  # (publisher, [listened by more than the worker])
@@ -66,10 +67,9 @@ class CommandOutbox:
         self._topics.append((publisher, listened))
 
         def write(value: float) -> None:
-            now = time.monotonic()
             if not self.pending:
-                self._first, self.pending = now, True
-            self._last = now
+                self._first, self.pending = time.monotonic(), True
+            self.writes += 1
             if i not in self._in_message:  # its first command: the message gets its name
                 self._in_message.add(i)
                 written.append(i)
@@ -80,12 +80,10 @@ class CommandOutbox:
 
         return write
 
-    def ready(self) -> bool:
-        """Commands are held and the burst is over (QUIET_S without one) or the first has waited MAX_HOLD_S."""
-        if not self.pending:
-            return False
-        now = time.monotonic()
-        return now - self._last >= QUIET_S or now - self._first >= MAX_HOLD_S
+    def ready(self, idle: bool) -> bool:
+        """Commands are held and the burst is over (`idle`: the executor waited QUIET_S and ran no callback that
+        wrote one) or the first has waited MAX_HOLD_S."""
+        return self.pending and (idle or time.monotonic() - self._first >= MAX_HOLD_S)
 
     def flush(self) -> None:
         """Send the commands as one JointState stamped with the node's (sim) time, if any was written since the

@@ -14,6 +14,8 @@ Interfaces: docs/interfaces.md; parameters and behaviour: docs/simulation.md.
 
 from __future__ import annotations
 
+import time
+
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -57,6 +59,7 @@ class DynamicsWorker(Node):
         self._create_publishers(s)
         self._create_services(s)
         self.pacer = pacing.Pacer(s.step_s, s.stats_rate_hz)
+        self.realtime = pacing.RealtimeSchedule(s.step_s)
         self._create_timers(s)
         self._publish_roster()
         self.get_logger().info(
@@ -81,7 +84,8 @@ class DynamicsWorker(Node):
     def _create_services(self, s: WorkerSettings) -> None:
         """The worker's services, the subscriptions that are not per vessel, and those of sim time."""
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
-        self.create_subscription(JointState, "/lotusim/thruster_commands", self.endpoints.on_thruster_batch, 10)
+        # several hosts send here (one message per control step each): a history deep enough that none is dropped
+        self.create_subscription(JointState, "/lotusim/thruster_commands", self.endpoints.on_thruster_batch, 100)
         prefix = f"/lotusim/{self.worker}"
         self.create_service(WorkerCommand, f"{prefix}/command", self._on_command)
         self.create_service(ListVessels, f"{prefix}/list_vessels", self._on_list)
@@ -111,7 +115,9 @@ class DynamicsWorker(Node):
 
     # --- pacing (lotusim_physics.pacing) --------------------------------------------------------------------
     def _on_tick(self) -> None:
-        self.advance(1)
+        """Realtime / scaled: one step if the sim time is behind the wall clock (pacing.RealtimeSchedule)."""
+        if self.realtime.due(time.monotonic(), self.core.iteration, self.settings.rtf_target) and not self.advance(1):
+            self.realtime.restart()  # held (run_until_s, paused): the wall time held is not made up
 
     def _on_fast_tick(self) -> None:
         # new vessels' topics: up to half of the tick while some are pending (a spawn of 1,000 vessels has 6,000)

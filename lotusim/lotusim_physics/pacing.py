@@ -4,7 +4,9 @@ Modes (`mode` parameter): "realtime" (RTF 1), "scaled" (RTF `real_time_factor`),
 and "lockstep" (advances only on request: /lotusim/step, /lotusim/step_for). A worker that is not the clock
 master is a follower whatever its mode: it steps until its sim time reaches the master's /clock.
 
-- realtime / scaled master: one step per tick of a wall timer of period step_s / RTF (`tick_of`);
+- realtime / scaled master: at most one step per tick of a wall timer CATCH_UP times faster than the steps
+  (`tick_of`); a tick steps when the sim time is behind the wall time since the run's anchor (`RealtimeSchedule`),
+  so a tick that came late is made up by the next ones, one step each, never in a burst;
 - fast master: a tick every FAST_PERIOD_S (longer for large fleets: `Pacer.fast_period_ns`) integrates steps
   until FAST_GAP_S before the next tick is due (`Pacer.fast_deadline`), at the measured cost per step;
 - lockstep: the steps asked for, in batches;
@@ -35,6 +37,11 @@ TAKE_UP_WINDOW_S = 60.0  # a restarted clock master takes up the sim time others
 MAX_CHUNK_STEPS = 1000  # steps integrated in one physics call at most (between two publications)
 INITIAL_STEP_COST_S = 20e-6  # wall time per step assumed before the first measurement
 NS_PER_S = 1_000_000_000
+# realtime / scaled: the timer ticks this much faster than the steps; a tick with the sim time not behind does
+# nothing. rcl drops the periods a late timer missed: with one step per tick every late tick lost a step for good
+# (Table V: RTF 0.89 with CPU to spare). Bursts of several steps per tick to catch up upset the drones' host.
+CATCH_UP = 1.1
+MAX_LAG_S = 0.25  # wall time behind the schedule beyond which it starts again from now (a stall is not made up)
 
 
 def check_mode(mode: str) -> None:
@@ -55,10 +62,37 @@ def tick_of(mode: str, clock_master: bool, step_s: float, rtf: float) -> tuple[s
     if not clock_master:
         return None
     if mode in ("realtime", "scaled"):
-        return "realtime", step_s / rtf
+        return "realtime", step_s / rtf / CATCH_UP
     if mode == "fast":
         return "fast", FAST_PERIOD_S
     return None
+
+
+class RealtimeSchedule:
+    """Which realtime ticks step: the steps done since the anchor (a wall time and a step count) must not exceed
+    the wall time since it times RTF over the step. A tick steps once when behind; the anchor moves to now when
+    the worker was held (a tick that could not step), the RTF changed, or the schedule is more than MAX_LAG_S off
+    (a stall or a jump of sim time is not made up)."""
+
+    def __init__(self, step_s: float) -> None:
+        self.step_s = step_s
+        self._anchor: tuple[float, int, float] | None = None  # (wall s, steps done, RTF)
+
+    def restart(self) -> None:
+        """Anchor again at the next tick (the worker was held, or its sim time was set)."""
+        self._anchor = None
+
+    def due(self, now_s: float, iteration: int, rtf: float) -> bool:
+        """Whether the tick at monotonic wall time `now_s` steps, the worker having done `iteration` steps."""
+        anchor = self._anchor
+        if anchor is None or anchor[2] != rtf:
+            self._anchor = (now_s, iteration, rtf)
+            return True
+        owed = (now_s - anchor[0]) * rtf / self.step_s - (iteration - anchor[1])
+        if abs(owed) * self.step_s / rtf > MAX_LAG_S:
+            self._anchor = (now_s, iteration, rtf)
+            return True
+        return owed > 0.0
 
 
 def follower_steps(target_ns: int, sim_time_ns: int, step_ns: int, has_vessels: bool) -> tuple[int, int]:

@@ -27,6 +27,8 @@ import math
 
 from rcl_interfaces.msg import SetParametersResult
 
+from lotusim_physics import pacing
+
 PARAMETER = "run_until_s"
 PAUSED = "paused"
 
@@ -126,4 +128,5 @@ class RateParameter:
                 mode = "realtime" if rtf == 1.0 else "scaled"
                 self.node.settings = dataclasses.replace(self.node.settings, mode=mode, rtf_target=rtf)
                 self.node.mode = mode
-                self.node._timer.timer_period_ns = round(self.node.settings.step_s / rtf * 1e9)
+                period_s = pacing.tick_of(mode, True, self.node.settings.step_s, rtf)[1]
+                self.node._timer.timer_period_ns = round(period_s * 1e9)

@@ -98,15 +98,18 @@ def spin(
 ) -> None:
     """Spin until the context shuts down, `duration_s` wall seconds pass (0: forever), or on_tick returns True.
 
-    `outbox` (optional: `pending`, `quiet_s`, `ready()`, `flush()`; lotusim_autonomy.command_outbox):
+    `outbox` (optional: `pending`, `writes`, `quiet_s`, `ready(idle)`, `flush()`; lotusim_autonomy.command_outbox):
     messages that callbacks wrote, to send together. While some are pending the executor waits at most
-    `outbox.quiet_s` for the next callback, and they are flushed once `ready()` (the burst of callbacks is over)."""
+    `outbox.quiet_s` for the next callback; a poll that took that long and wrote nothing is idle (the burst of
+    callbacks is over), and they are flushed once `ready(idle)`."""
     start = time.monotonic()
     next_tick = start
     while context.ok() and not STOP.is_set() and (duration_s <= 0 or time.monotonic() - start < duration_s):
         if outbox is not None and outbox.pending:
+            writes, waited = outbox.writes, time.monotonic()
             executor.spin_once(timeout_sec=outbox.quiet_s)
-            if outbox.ready():
+            idle = outbox.writes == writes and time.monotonic() - waited >= outbox.quiet_s
+            if outbox.ready(idle):
                 outbox.flush()
         else:
             executor.spin_once(timeout_sec=0.05)

@@ -22,8 +22,9 @@ class FakeClock:
 
 
 def test_each_mode_has_its_timer_and_followers_have_none():
-    assert pacing.tick_of("realtime", True, 0.02, 1.0) == ("realtime", 0.02)
-    assert pacing.tick_of("scaled", True, 0.03, 3.0) == ("realtime", pytest.approx(0.01))
+    # realtime and scaled tick CATCH_UP times faster than the steps (pacing.RealtimeSchedule: late ticks made up)
+    assert pacing.tick_of("realtime", True, 0.02, 1.0) == ("realtime", pytest.approx(0.02 / 1.1))
+    assert pacing.tick_of("scaled", True, 0.03, 3.0) == ("realtime", pytest.approx(0.01 / 1.1))
     assert pacing.tick_of("fast", True, 0.03, 1.0) == ("fast", 0.02)
     assert pacing.tick_of("lockstep", True, 0.03, 1.0) is None
     for mode in pacing.MODES:
@@ -164,3 +165,42 @@ def test_endpoints_are_made_in_creation_order_within_the_budget_and_doomed_ones_
     assert destroyed == ["c_odom", "c_sub"] and made == ["a", "b"]
     queue.work(0.005, create, destroy)
     assert made == ["a", "b", "d"] and not queue.pending and not queue.doomed
+
+
+def _tick_times(period_s: float, duration_s: float, late: dict[int, float]) -> list[float]:
+    """Wall times of a timer's ticks as rcl fires them: on its period grid; a tick held up by `late[k]` seconds
+    runs then, and the periods it overran are dropped (the next tick is the next grid point after it)."""
+    times, k = [], 0
+    while k * period_s < duration_s:
+        t = k * period_s + late.get(k, 0.0)
+        times.append(t)
+        k = max(k + 1, int(t / period_s) + 1)
+    return times
+
+
+def test_realtime_ticks_make_up_late_ones_one_step_at_a_time():
+    """Over 60 s at a 0.02 s step with a tick 25 ms late every 0.5 s (each drops a period): one step per tick at
+    most, sim time within two steps of the wall time at the end; a timer of the step's period with one step per
+    tick (as before) loses a step for good at every late tick."""
+    step, rtf = 0.02, 1.0
+    kind, period = pacing.tick_of("realtime", True, step, rtf)
+    assert kind == "realtime" and period == step / rtf / pacing.CATCH_UP
+    late = {k: 0.025 for k in range(0, 3300, 27)}
+    schedule, steps = pacing.RealtimeSchedule(step), 0
+    for t in _tick_times(period, 60.0, late):
+        steps += schedule.due(t, steps, rtf)  # one step at most per tick
+    naive = len(_tick_times(step, 60.0, {k: 0.025 for k in range(0, 3000, 25)}))  # a timer of the step's period
+    assert abs(steps * step - 60.0) <= 2 * step and naive <= 3000 - 100
+
+
+def test_a_held_worker_or_a_stall_is_not_made_up_and_an_rtf_change_starts_again():
+    step = 0.02
+    schedule = pacing.RealtimeSchedule(step)
+    assert schedule.due(0.0, 0, 1.0)
+    assert schedule.due(0.025, 1, 1.0) and not schedule.due(0.03, 2, 1.0)  # one step ahead of 0.03 s: wait
+    schedule.restart()  # held from 0.03 s to 5 s
+    assert schedule.due(5.0, 2, 1.0) and not schedule.due(5.01, 3, 1.0) and schedule.due(5.021, 3, 1.0)
+    assert schedule.due(6.0, 4, 1.0)  # 1 s stalled (> MAX_LAG_S): starts again from now, one step
+    assert not schedule.due(6.005, 5, 1.0)
+    assert schedule.due(6.006, 5, 2.0)  # RTF 2: anchored again
+    assert not schedule.due(6.01, 6, 2.0) and schedule.due(6.0161, 6, 2.0)  # 0.01 s of wall per step at RTF 2
