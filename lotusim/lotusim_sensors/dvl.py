@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lotusim_core.base.rotations import rotate, rotate_inverse
+from lotusim_core.base.rotations import cross, rotate, rotate_inverse
 
 BEAM_AZIMUTHS_RAD = np.radians([45.0, 135.0, 225.0, 315.0])
 SOUND_SPEED_MPS = 1500.0
@@ -104,7 +104,7 @@ def dvl_measure(
     water = ~bottom & in_water & (params["water_track"] > 0.5)
     mode = np.where(bottom & in_water, 1, np.where(water, 2, 0))
 
-    v_sensor = twist_flu[:, :3] + np.cross(twist_flu[:, 3:], mount)
+    v_sensor = twist_flu[:, :3] + cross(twist_flu[:, 3:], mount)
     layer = sensor - np.column_stack([np.zeros(n), np.zeros(n), params["water_track_distance_m"]])
     v_water = v_sensor - rotate_inverse(q_map_flu, current_at(layer))
     v_ref = np.where((mode == 2)[:, None], v_water, v_sensor)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lotusim_core.base.geodesy import GeodeticOrigin, enu_to_geodetic
-from lotusim_core.base.rotations import rotate
+from lotusim_core.base.rotations import cross, rotate
 
 
 @dataclass
@@ -51,6 +51,6 @@ def gps_measure(
     geodetic = np.full_like(measured, np.nan)
     if np.any(has_fix):
         geodetic[has_fix] = enu_to_geodetic(measured[has_fix], origin)
-    v_antenna_flu = twist_flu[:, :3] + np.cross(twist_flu[:, 3:], mount)
+    v_antenna_flu = twist_flu[:, :3] + cross(twist_flu[:, 3:], mount)
     velocity = rotate(q_map_flu, v_antenna_flu) + params["velocity_noise_std_mps"][:, None] * n6[:, 3:]
     return GpsSample(has_fix, geodetic, velocity, std * std, antenna)

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from lotusim_core.base import rotations
+from lotusim_core.base.rotations import cross
 
 STANDARD_GRAVITY_MPS2 = 9.80665  # 3rd CGPM (1901)
 
@@ -45,7 +46,7 @@ def specific_force_flu(
     v, omega = twist_flu[:, :3], twist_flu[:, 3:]
     alpha = accel_flu[:, 3:]
     r = lever_arm_flu_m
-    a_inertial = accel_flu[:, :3] + np.cross(omega, v) + np.cross(alpha, r) + np.cross(omega, np.cross(omega, r))
+    a_inertial = accel_flu[:, :3] + cross(omega, v) + cross(alpha, r) + cross(omega, cross(omega, r))
     gravity_flu = rotations.rotate_inverse(q_map_flu, np.array([0.0, 0.0, -gravity_mps2]))
     return a_inertial - gravity_flu
 
