@@ -135,7 +135,9 @@ def controller_host_specs(
     BATCHED_PER_HOST in hosts of their own (that many per host), the others in ceil(n / per_host) hosts, dealt
     round-robin so the hosts carry similar loads; each keeps its per-vessel topics and services.
     remappings: rules by node name; a controller's (`<type>_<vessel>`, e.g. from a HIL remapping file) go to its
-    host, with the host's own (`controller_host_<k>`)."""
+    host, with the host's own (`controller_host_<k>`). A host with rules publishes its controllers' commands on
+    their topics (batch_commands false: the rules apply to them); the others send them in one message per burst
+    (lotusim_autonomy.command_outbox)."""
     if not controllers:
         return []
     remappings = remappings or {}
@@ -155,7 +157,11 @@ def controller_host_specs(
             PACKAGE,
             "controller_host",
             f"controller_host_{k}",
-            {"use_sim_time": True, "controllers_yaml": yaml.dump(group, Dumper=_DUMPER, default_flow_style=None)},
+            {
+                "use_sim_time": True,
+                "controllers_yaml": yaml.dump(group, Dumper=_DUMPER, default_flow_style=None),
+                "batch_commands": not rules[k],
+            },
             tuple(rules[k]),
         )
         for k, group in enumerate(groups)

@@ -194,6 +194,8 @@ def test_controllers_are_grouped_into_hosts_with_model_origin_and_setpoints():
     assert [h.name for h in hosts] == [f"controller_host_{k}" for k in range(-(-n // 20))]
     assert [h.remappings for h in hosts if "vessel: wamv_2\n" in h.parameters["controllers_yaml"]] == [(rule,)]
     assert sum(h.remappings == () for h in hosts) == len(hosts) - 1
+    # the host with rules publishes its commands on their topics (the rules apply); the others batch them
+    assert [h.parameters["batch_commands"] for h in hosts] == [h.remappings == () for h in hosts]
     entries = [e for h in hosts for e in yaml.safe_load(h.parameters["controllers_yaml"])]
     assert sorted(e["vessel"] for e in entries) == sorted(c.vessel for c in plan.controllers)
     by_vessel = {e["vessel"]: e for e in entries}
