@@ -85,6 +85,14 @@ SETPOINT_KEYS = (
     "armed",
 )
 SLOW_ODOMETRY_S = 0.03  # a control step longer than this is too slow for the rate loop (warned once)
+# A scenario's takeoff waits for this many states in a row at the rate loop's pace (0.5 s at 50 Hz), or TAKEOFF_WAIT_S
+# of sim time: a host starved while every process starts steps on stale states and sends late commands, and a
+# takeoff from the sea then flipped most of Table V's drones in one run of three.
+STEADY_STATES = 25
+TAKEOFF_WAIT_S = 2.0
+# The control step the integrators see at most: states dropped by a late host (a gap of 0.16 s was seen at start)
+# must not kick the velocity and rate integrals by 8 steps' worth at once, which flipped drones on takeoff.
+MAX_CONTROL_STEP_S = 0.04
 STATE_SOURCES = ("odom", "fleet_state")
 STATUS_CHECK_S = 0.5  # how often (sim s) a controller asks whether its status topic has subscribers
 
@@ -138,6 +146,7 @@ class FlightController(VesselController):
         self._deck_sub = None  # the odometry subscription of the vessel to land on
         self._deck_name, self._deck_started = "", False
         self._warned_slow = False
+        self._steady, self._first_state_s = 0, None  # the states before the scenario's takeoff (_ready_to_start)
         self.last_commands = np.zeros(len(self._rotors))
         node.get_logger().info(f"flight controller for {v} ({self.model}), set-points {self._initial}")
 
@@ -169,6 +178,16 @@ class FlightController(VesselController):
             if key in out and not isinstance(out[key], bool):
                 raise ValueError(f"{where}.{key}: expected true or false, got {out[key]!r}")
         return out
+
+    def _ready_to_start(self, s: NedState, h: float) -> bool:
+        """Whether the scenario's set-points start now: at once without a takeoff, else once STEADY_STATES states
+        in a row came at the rate loop's pace, or TAKEOFF_WAIT_S after the first state."""
+        sp = self._initial
+        if not sp.get("takeoff", bool(sp.get("waypoints_enu"))) or not sp.get("armed", True):
+            return True
+        self._first_state_s = s.t_s if self._first_state_s is None else self._first_state_s
+        self._steady = self._steady + 1 if 0.0 < h <= SLOW_ODOMETRY_S else 0
+        return self._steady >= STEADY_STATES or s.t_s - self._first_state_s >= TAKEOFF_WAIT_S
 
     def _start(self, s: NedState) -> None:
         """At the first odometry: the scenario's set-points (a takeoff, a route), else hold where it is."""
@@ -274,7 +293,7 @@ class FlightController(VesselController):
         if not self.before_step(s, h):
             return
         try:
-            cmd = self.pilot.step(s, h)
+            cmd = self.pilot.step(s, min(h, MAX_CONTROL_STEP_S))
             if not np.all(np.isfinite(cmd)):
                 raise ValueError(f"non-finite rotor commands {cmd.tolist()}")
         except (ValueError, FloatingPointError) as exc:  # a failed step holds the last commands
@@ -289,6 +308,8 @@ class FlightController(VesselController):
         """At a new state: the scenario's set-points at the first; whether to step (a stamp that did not advance:
         no step; the first one steps with h 0); a warning if the steps are too long for the rate loop."""
         if self._initial is not None:
+            if not self._ready_to_start(s, h):
+                return False  # resting, rotors stopped
             self._start(s)
         if h <= 0.0 and self.updates > 0:
             return False
@@ -449,7 +470,7 @@ class FlightFleetIntake:
             if c.before_step(s, dt):
                 stepping.append(k)
                 states.append(s)
-                h.append(dt)
+                h.append(min(dt, MAX_CONTROL_STEP_S))
         if stepping:
             k = np.array(stepping)
             try:

@@ -41,7 +41,7 @@ NS_PER_S = 1_000_000_000
 # nothing. rcl drops the periods a late timer missed: with one step per tick every late tick lost a step for good
 # (Table V: RTF 0.89 with CPU to spare). Bursts of several steps per tick to catch up upset the drones' host.
 CATCH_UP = 1.1
-MAX_LAG_S = 0.25  # wall time behind the schedule beyond which it starts again from now (a stall is not made up)
+MAX_LAG_S = 0.5  # wall time behind the schedule beyond which it starts again from now (a stall is not made up)
 
 
 def check_mode(mode: str) -> None:
