@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from lotusim_core.base import rotations
 from lotusim_core.base.frames import yaw_to_q_enu_flu
+from lotusim_core.sim.worker_health import WORKER_WAIT_S
 
 if TYPE_CHECKING:
     from lotusim_core.ros.fleet_client import FleetClient
 
-WORKER_WAIT_S = 300.0  # default wall-time limit for the workers of a scenario to report (cold start: 20 s to minutes)
 PROGRESS_EVERY_S = 5.0  # wall seconds between two "still waiting" lines
 
 

@@ -31,11 +31,10 @@ from lotusim_core.sim import checkpoint_coordinator, fleet_goal
 from lotusim_core.sim.failover import Failover
 from lotusim_core.sim.fleet_registry import FleetRegistry, PlannedItem
 from lotusim_core.sim.worker_calls import WorkerCalls
+from lotusim_core.sim.worker_health import WORKER_WAIT_S
 from lotusim_interfaces.action import FleetCommand
 from lotusim_interfaces.msg import EnvironmentConfig, SimStats
 from lotusim_interfaces.srv import Checkpoint, ListModels, ListVessels, WorkerCommand
-
-WORKER_WAIT_S = 300.0  # default of worker_wait_s: a cold start compiles the physics kernels (20 s to minutes)
 
 
 class MasServer(Node):

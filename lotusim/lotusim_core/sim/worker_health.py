@@ -15,6 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+# how long the MAS server and the fleet commands wait for a scenario's workers to report (wall s): a cold start
+# compiles the physics kernels (20 s to minutes)
+WORKER_WAIT_S = 300.0
 HUNG_FACTOR = 4.0  # a worker silent for this many worker timeouts is down even if its node is still in the graph
 
 
