@@ -104,6 +104,11 @@ class DynamicsWorker(Node):
         if tick is None or tick[0] != "fast":  # the fast tick creates them itself, within its period
             self.create_timer(0.02, lambda: self._create_pending_endpoints())  # (rclpy would pass a TimerInfo)
 
+    def destroy_node(self) -> None:
+        """Destroy the node; a timer event still queued in the executor then finds no vessel topic to make."""
+        self.endpoints.queue.abandon()
+        super().destroy_node()
+
     fleet = property(lambda self: self.core.fleet, doc="the worker's lotusim_physics.fleet.Fleet")
     vessels = property(lambda self: self.core.vessels, doc="name -> lotusim_physics.worker.VesselEntry")
     iteration = property(lambda self: self.core.iteration, doc="steps integrated (sim time / step)")

@@ -32,6 +32,11 @@ class EndpointQueue:
         self.pending.pop(name, None)
         self.doomed += endpoints
 
+    def abandon(self) -> None:
+        """The node goes away: nothing is to be made or destroyed any more (its destruction takes its endpoints)."""
+        self.pending.clear()
+        self.doomed.clear()
+
     def work(self, budget_s: float, create: Callable[[str], None], destroy: Callable[[object], None]) -> None:
         """Destroy doomed endpoints, then create pending vessels' endpoints (create(name): all of one vessel),
         while the call has used less than `budget_s` wall seconds (the last one done may pass it)."""

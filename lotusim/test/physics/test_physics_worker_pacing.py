@@ -204,3 +204,14 @@ def test_a_held_worker_or_a_stall_is_not_made_up_and_an_rtf_change_starts_again(
     assert not schedule.due(6.005, 5, 1.0)
     assert schedule.due(6.006, 5, 2.0)  # RTF 2: anchored again
     assert not schedule.due(6.01, 6, 2.0) and schedule.due(6.0161, 6, 2.0)  # 0.01 s of wall per step at RTF 2
+
+
+def test_an_abandoned_endpoint_queue_makes_and_destroys_nothing():
+    """A destroyed worker's queue: a timer event queued before the destruction finds nothing to do."""
+    queue = EndpointQueue()
+    queue.add("a")
+    queue.retire("b", ["b_odom"])
+    queue.abandon()
+    made, destroyed = [], []
+    queue.work(1.0, made.append, destroyed.append)
+    assert made == [] and destroyed == []
