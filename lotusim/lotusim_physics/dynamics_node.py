@@ -106,7 +106,9 @@ class DynamicsWorker(Node):
 
     def destroy_node(self) -> None:
         """Destroy the node; a timer event still queued in the executor then finds no vessel topic to make."""
-        self.endpoints.queue.abandon()
+        endpoints = getattr(self, "endpoints", None)  # none when the constructor refused its parameters
+        if endpoints is not None:
+            endpoints.queue.abandon()
         super().destroy_node()
 
     fleet = property(lambda self: self.core.fleet, doc="the worker's lotusim_physics.fleet.Fleet")

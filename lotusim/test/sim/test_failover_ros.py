@@ -22,8 +22,11 @@ FAST_HEALTH = {"worker_timeout_s": 2.0, "pose_snapshot_s": 0.5, "list_timeout_s"
 
 
 def _kill(sim: Sim, worker: DynamicsWorker) -> None:
+    """The worker dies: out of the executor, then destroyed once the events the executor already held for it (a
+    listing request, a timer) have run on the live node (the events executor runs them after remove_node)."""
     sim.executor.remove_node(worker)
     sim.workers.remove(worker)
+    sim.spin_for(0.2)
     worker.destroy_node()
 
 
