@@ -22,8 +22,11 @@ control law and the flight phases are lotusim_autonomy.multirotor (ROS-free).
   out  <vessel>/thrusters/<rotor>/cmd std_msgs/Float64, motor speed command, rad/s (the rotors of the vehicle file);
                                        with state_source fleet_state the host's drones' commands go out together
                                        in one sensor_msgs/JointState on /lotusim/thruster_commands (name
-                                       <vessel>/<rotor>, velocity rad/s) per fleet state; the worker still takes
-                                       the per-rotor topics (a vehicle stack flies the drone through them)
+                                       <vessel>/thrusters/<rotor>, velocity rad/s; stamp: the fleet state's;
+                                       frame_id: the host node, so that a realtime clock master does not run
+                                       more than max_control_lag_s ahead of its answers) per fleet state; the
+                                       worker still takes the per-rotor topics (a vehicle stack flies the
+                                       drone through them)
   out  <vessel>/flight_controller/status  std_msgs/Float64MultiArray, layout label STATUS_LABEL (while subscribed)
 
 Set-points from params["setpoints"] (scenario `setpoints:`; all optional):
@@ -389,6 +392,10 @@ class FlightFleetIntake:
         self._sub = node.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
         self._pub = node.create_publisher(JointState, "/lotusim/thruster_commands", 10)
         self._send = raw_publish(self._pub)
+        # the answers name the host: a realtime clock master keeps its sim time within max_control_lag_s of them
+        # (lotusim_physics.pacing.ControlLag); an answer without names says this host flies nothing of a worker
+        self.host = node.get_fully_qualified_name()
+        self._answered: set[str] = set()  # workers whose fleet states this host answered with commands
 
     def add(
         self, controller: FlightController, spec: VehicleSpec, gains: MultirotorGains, settings: PilotSettings
@@ -427,7 +434,7 @@ class FlightFleetIntake:
                 groups.append(_Group(fleet, np.array(index), np.array(rows), controllers, slice(start, start + n)))
                 rotor_names += [f"{c.vessel}/thrusters/{r}" for c in controllers for r in fleet.batch.mixer.names]
                 start += n
-            layout = self._layouts[key] = (groups, JointCommands(rotor_names))
+            layout = self._layouts[key] = (groups, JointCommands(rotor_names, self.host))
         return layout
 
     def _on_fleet_state(self, msg: FleetState) -> None:
@@ -442,7 +449,11 @@ class FlightFleetIntake:
         """One control step of the drones of this host found in a worker's fleet state, and their commands."""
         groups, out = self._layout(msg.worker, msg.names)
         if not groups:
+            if msg.worker in self._answered:  # its last drone there is gone: the worker need not wait for this host
+                self._answered.discard(msg.worker)
+                self._send(out.message(msg.header.stamp.sec, msg.header.stamp.nanosec))
             return
+        self._answered.add(msg.worker)
         t = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         position = np.asarray(msg.position, dtype=float).reshape(-1, 3)
         orientation = np.asarray(msg.orientation, dtype=float).reshape(-1, 4)

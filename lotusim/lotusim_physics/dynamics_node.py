@@ -39,6 +39,7 @@ from lotusim_physics.worker import CREATE, DELETE, MOVE, FleetWorker
 from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
 
 COMMANDS = {Item.CREATE: CREATE, Item.DELETE: DELETE, Item.MOVE: MOVE}
+HELD_LOG_S = 0.2  # a wait for a controller host longer than this (wall s) is logged (at most every 10 s)
 
 
 class DynamicsWorker(Node):
@@ -60,6 +61,8 @@ class DynamicsWorker(Node):
         self._create_services(s)
         self.pacer = pacing.Pacer(s.step_s, s.stats_rate_hz)
         self.realtime = pacing.RealtimeSchedule(s.step_s)
+        self.control_lag = pacing.ControlLag(int(round(s.max_control_lag_s * 1e9)))  # hosts the sim time waits for
+        self._held_since: float | None = None  # monotonic wall s since the sim time waits for a host
         self._create_timers(s)
         self._publish_roster()
         self.get_logger().info(
@@ -85,7 +88,7 @@ class DynamicsWorker(Node):
         """The worker's services, the subscriptions that are not per vessel, and those of sim time."""
         self.create_subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         # several hosts send here (one message per control step each): a history deep enough that none is dropped
-        self.create_subscription(JointState, "/lotusim/thruster_commands", self.endpoints.on_thruster_batch, 100)
+        self.create_subscription(JointState, "/lotusim/thruster_commands", self._on_thruster_batch, 100)
         prefix = f"/lotusim/{self.worker}"
         self.create_service(WorkerCommand, f"{prefix}/command", self._on_command)
         self.create_service(ListVessels, f"{prefix}/list_vessels", self._on_list)
@@ -96,6 +99,7 @@ class DynamicsWorker(Node):
     def _create_timers(self, s: WorkerSettings) -> None:
         """The tick of the mode (lotusim_physics.pacing.tick_of), the statistics and the vessels' topics."""
         tick = pacing.tick_of(s.mode, s.clock_master, s.step_s, s.rtf_target)
+        self._timer_kind = tick[0] if tick is not None else None
         if tick is not None:
             self._timer = self.create_timer(tick[1], self._on_fast_tick if tick[0] == "fast" else self._on_tick)
         # a timer for idle times (lockstep), and a check after each batch of steps: a busy fast-mode worker
@@ -122,9 +126,38 @@ class DynamicsWorker(Node):
 
     # --- pacing (lotusim_physics.pacing) --------------------------------------------------------------------
     def _on_tick(self) -> None:
-        """Realtime / scaled: one step if the sim time is behind the wall clock (pacing.RealtimeSchedule)."""
-        if self.realtime.due(time.monotonic(), self.core.iteration, self.settings.rtf_target) and not self.advance(1):
-            self.realtime.restart()  # held (run_until_s, paused): the wall time held is not made up
+        """Realtime / scaled: one step if the sim time is behind the wall clock (pacing.RealtimeSchedule) and
+        within max_control_lag_s of the hosts' answers (pacing.ControlLag)."""
+        now = time.monotonic()
+        if not self.realtime.due(now, self.core.iteration, self.settings.rtf_target):
+            return
+        if not self._controllers_allow(now) or not self.advance(1):
+            self.realtime.restart()  # held (a host behind, run_until_s, paused): the wall time held is not made up
+
+    def _on_thruster_batch(self, msg: JointState) -> None:
+        """/lotusim/thruster_commands: this worker's vessels' commands; a host that names itself in frame_id
+        answers every fleet state, and a clock master in realtime or scaled mode waits for it (ControlLag)."""
+        if msg.header.frame_id and self._timer_kind == "realtime":
+            stamp_ns = msg.header.stamp.sec * pacing.NS_PER_S + msg.header.stamp.nanosec
+            self.control_lag.heard(msg.header.frame_id, stamp_ns, len(msg.name), time.monotonic())
+        self.endpoints.on_thruster_batch(msg)
+
+    def _controllers_allow(self, now: float) -> bool:
+        """Whether the next step keeps the sim time within max_control_lag_s of every host's latest answer; logs
+        a wait of more than HELD_LOG_S and the hosts no longer waited for."""
+        lag = self.control_lag
+        ok = lag.allowed(self.core.sim_time_ns, self.step_ns, 1, now) > 0
+        for host in lag.given_up:
+            self.get_logger().warning(f"{host}: no answer for {lag.silent_s:g} s; the sim time no longer waits for it")
+        lag.given_up.clear()
+        if ok and self._held_since is not None and now - self._held_since > HELD_LOG_S:
+            self.get_logger().info(
+                f"sim time held {now - self._held_since:.2f} s for a controller host behind it "
+                f"(max_control_lag_s {self.settings.max_control_lag_s:g})",
+                throttle_duration_sec=10.0,
+            )
+        self._held_since = None if ok else (self._held_since or now)
+        return ok
 
     def _on_fast_tick(self) -> None:
         # new vessels' topics: up to half of the tick while some are pending (a spawn of 1,000 vessels has 6,000)

@@ -95,6 +95,57 @@ class RealtimeSchedule:
         return owed > 0.0
 
 
+CONTROL_LAG_S = 0.05  # default of max_control_lag_s: 2.5 fleet-state periods at 50 Hz
+SILENT_HOST_S = 2.0  # wall time a host holding the sim time may stay silent before it is no longer waited for
+
+
+class ControlLag:
+    """How far a realtime or scaled clock master lets its sim time run ahead of the controller hosts that answer
+    every fleet state (the flight controllers' hosts: lotusim_autonomy.multirotor_controller.FlightFleetIntake).
+    Each answer names its host and carries the stamp of the fleet state it answers; the sim time steps only while
+    it is within `max_lag_ns` of every host's latest answer. A host starved of CPU then slows the sim down instead
+    of flying its drones on states a second old (a rate loop 0.3 s late flipped Table V's drones on a loaded
+    machine). A host that holds the sim and has not answered for `silent_s` wall seconds (killed, stopped) is not
+    waited for until its next answer; an answer with no commands (the host has nothing left to fly) ends the
+    wait for it. `max_lag_ns` <= 0 waits for none. Times: sim ns, monotonic wall s."""
+
+    def __init__(self, max_lag_ns: int, silent_s: float = SILENT_HOST_S) -> None:
+        self.max_lag_ns, self.silent_s = max_lag_ns, silent_s
+        self._hosts: dict[str, list] = {}  # host -> [stamp ns of its latest answer, wall s it arrived]
+        self.given_up: list[str] = []  # hosts no longer waited for since the last look (for a warning)
+
+    def heard(self, host: str, stamp_ns: int, commands: int, now_s: float) -> None:
+        """Host `host` answered the fleet state stamped `stamp_ns` with `commands` commands at wall time now_s."""
+        if not commands:
+            self._hosts.pop(host, None)
+            return
+        entry = self._hosts.get(host)
+        if entry is None:
+            self._hosts[host] = [stamp_ns, now_s]
+        else:
+            entry[0], entry[1] = max(entry[0], stamp_ns), now_s
+
+    def allowed(self, sim_ns: int, step_ns: int, steps: int, now_s: float) -> int:
+        """How many of `steps` steps may be integrated from sim time `sim_ns`: all, or those that keep the sim
+        time within max_lag_ns of the slowest host's latest answer (0: wait for it)."""
+        if self.max_lag_ns <= 0 or not self._hosts:
+            return steps
+        limit_ns = None
+        for host, (stamp_ns, heard_s) in list(self._hosts.items()):
+            if sim_ns - stamp_ns >= self.max_lag_ns and now_s - heard_s > self.silent_s:
+                del self._hosts[host]
+                self.given_up.append(host)
+            elif limit_ns is None or stamp_ns < limit_ns:
+                limit_ns = stamp_ns
+        if limit_ns is None:
+            return steps
+        return max(0, min(steps, (limit_ns + self.max_lag_ns - sim_ns) // step_ns))
+
+    def lag_s(self, sim_ns: int) -> float:
+        """The sim time (s) since the slowest host's latest answer (0 without hosts)."""
+        return max((sim_ns - e[0] for e in self._hosts.values()), default=0) * 1e-9
+
+
 def follower_steps(target_ns: int, sim_time_ns: int, step_ns: int, has_vessels: bool) -> tuple[int, int]:
     """(skipped, integrated) steps that bring a follower at `sim_time_ns` to the master's clock `target_ns`:
     the whole steps up to it, all integrated, except that a follower without vessels (started late, or

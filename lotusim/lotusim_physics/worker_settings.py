@@ -37,6 +37,9 @@ PARAMETERS = {  # ROS parameter -> default (its type is the default's)
     "collisions": True,
     "collision_restitution": 0.0,
     "collision_friction": 0.0,
+    # realtime / scaled clock master: the sim time runs at most this far (s) ahead of the latest answer of each
+    # host that answers every fleet state (lotusim_physics.pacing.ControlLag); 0: it waits for none
+    "max_control_lag_s": 0.05,
 }
 
 
@@ -61,6 +64,7 @@ class WorkerSettings:
     collisions: bool = True
     collision_restitution: float = 0.0
     collision_friction: float = 0.0
+    max_control_lag_s: float = 0.05
 
     @classmethod
     def from_parameters(cls, values: dict) -> WorkerSettings:
@@ -80,6 +84,9 @@ class WorkerSettings:
             raise ValueError(f"parameter collision_restitution: expected a number in [0, 1], got {restitution}")
         if not (friction >= 0.0 and math.isfinite(friction)):
             raise ValueError(f"parameter collision_friction: expected a number >= 0, got {friction}")
+        max_lag = float(values.get("max_control_lag_s", 0.05))
+        if not (max_lag >= 0.0 and math.isfinite(max_lag)):
+            raise ValueError(f"parameter max_control_lag_s: expected seconds >= 0 (0: off), got {max_lag}")
         return cls(
             step_s=step_s,
             mode=mode,
@@ -98,6 +105,7 @@ class WorkerSettings:
             collisions=bool(values.get("collisions", True)),
             collision_restitution=restitution,
             collision_friction=friction,
+            max_control_lag_s=max_lag,
         )
 
     @property

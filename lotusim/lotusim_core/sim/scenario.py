@@ -92,6 +92,7 @@ class Physics:
     collisions: bool = True  # vessels collide with each other, the seabed, the coast and objects (docs/physics.md)
     collision_restitution: float = 0.0  # e in [0, 1]: 0 plastic
     collision_friction: float = 0.0  # Coulomb mu >= 0
+    max_control_lag_s: float = 0.05  # realtime / scaled: how far the sim time runs ahead of the drones' hosts
 
     @property
     def fleet_state_rate_hz(self) -> float:
@@ -353,6 +354,7 @@ class Scenario:
                 "collisions": p.collisions,
                 "collision_restitution": p.collision_restitution,
                 "collision_friction": p.collision_friction,
+                "max_control_lag_s": p.max_control_lag_s,
                 "integrator": p.integrator,
                 "substeps": p.substeps,
                 "water_density_kgm3": w.water_density_kgm3,
@@ -553,6 +555,7 @@ class _Validator(Validator):
                 raw, "collision_restitution", key, d.collision_restitution, low=0.0, high=1.0
             ),
             collision_friction=self.get_number(raw, "collision_friction", key, d.collision_friction, low=0.0),
+            max_control_lag_s=self.get_number(raw, "max_control_lag_s", key, d.max_control_lag_s, low=0.0),
         )
         if p.mode == "realtime" and p.real_time_factor != 1.0:
             raise self.fail(

@@ -11,6 +11,7 @@ errors), stated in each test.
 from __future__ import annotations
 
 import math
+from collections import deque
 
 import numpy as np
 import pytest
@@ -254,6 +255,33 @@ def test_takes_off_from_the_ground_flies_a_mission_and_lands(x500):
     p = flight.state().position_ned_m
     assert np.hypot(p[0] - 10.0, p[1] - 10.0) < 0.3 and p[2] == pytest.approx(-contact, abs=0.02)
     assert np.all(flight.rows[-1][13:17] == 0.0)
+
+
+@pytest.mark.parametrize(("delay_s", "flies"), [(0.04, True), (0.08, False)])
+def test_commands_late_by_a_few_states_fly_and_later_ones_flip_the_drone(x500, delay_s, flies):
+    """The flight controller's commands applied delay_s late, all the time (a host behind its fleet states): the
+    takeoff from the ground and a flight to 20 m at 10 m, 10 m is flown with 0.04 s (2 states), and flips the
+    drone (tilt past 90 deg, back on the ground) with 0.08 s. Why a realtime clock master keeps its sim time within
+    max_control_lag_s = 0.05 s of the drones' hosts (lotusim_physics.pacing.ControlLag; at 0.06 s the tilt reaches
+    48 deg where 36 are flown without delay)."""
+    flight = Flight(x500, z_ned=-x500.aerial.contact_height_m, hovering=False)
+    pilot, late = MultirotorPilot(x500), deque()
+
+    def command(state: NedState, h: float) -> np.ndarray:
+        late.append(pilot.step(state, h))
+        return late.popleft() if len(late) > round(delay_s / CONTROL_S) else np.zeros(4)
+
+    flight.fly(1.0, command)
+    assert pilot.takeoff(flight.state())[0]
+    pilot.set_mission(FlightMission([np.array([10.0, 0.0, -20.0]), np.array([10.0, 10.0, -20.0])], 0.5))
+    rec = flight.fly(20.0, command)
+    tilt_deg = np.degrees(np.abs(rec[:, 4:6]).max())
+    end_error = np.linalg.norm(rec[-1, 1:4] - [10.0, 10.0, -20.0])
+    print(f"\ncommands {delay_s} s late: largest tilt {tilt_deg:.1f} deg, {end_error:.2f} m from the goal at 20 s")
+    if flies:
+        assert tilt_deg < 45.0 and end_error < 0.3
+    else:
+        assert tilt_deg > 90.0 and end_error > 15.0
 
 
 def test_velocity_set_points_time_out_into_a_hold(x500):

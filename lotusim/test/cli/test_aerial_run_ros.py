@@ -13,18 +13,23 @@ barometer reads the ISA pressure of their height (in the parallel DDS phase: thr
 from __future__ import annotations
 
 import math
+import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from rosbags.highlevel import AnyReader
 
 rclpy = pytest.importorskip("rclpy")
 
 from cli_probe import Probe, start_run, stop_run, tail, wait_for_text  # noqa: E402
 from recordings import read, stamp_s  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
 from test_scenarios_e2e import run_scenario  # noqa: E402  (the `lotusim run` helper)
 
 from lotusim_core.sim.scenario import load_scenario  # noqa: E402
@@ -180,3 +185,88 @@ def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tm
         f"drone_1 barometer: {len(held)} readings in 5 s, median error {np.median(error):.2f} Pa, std {error.std():.2f}"
     )
     assert 200 <= len(held) <= 260 and abs(np.median(error)) < 3.0 and error.std() < 6.0
+
+
+def _child_running(parent: int, name: str) -> int:
+    """The pid of the child process of `parent` whose command line holds `name`."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and name in cmdline:
+            return int(entry.name)
+    raise AssertionError(f"no child process of {parent} runs {name}")
+
+
+def starve_host_during_takeoff(
+    out_dir: Path, env: dict, stops: int, stop_s: float, run_s: float, sets: tuple[str, ...] = ()
+) -> tuple:
+    """`lotusim run x500_waypoints` for 16 s; 4 s after the spawn (the drones climbing) its controller host is
+    stopped (SIGSTOP) `stops` times for stop_s wall seconds, running run_s between two stops, as the OS stops a
+    process starved of CPU. Returns (the largest sim time /clock advanced during one stop (s), [(drone, height at
+    the end m, largest fall m)], the run's output and logs)."""
+    out, record = out_dir / "run.txt", out_dir / "rec"
+    args = ["x500_waypoints", "--duration", "16", "--rtf", "1", "--headless", "--record", str(record)]
+    args += [a for s in sets for a in ("--set", s)]
+    probe = Probe(int(env["ROS_DOMAIN_ID"]), name="starving_probe")
+    clock: list[tuple[float, float]] = []  # (monotonic wall s, sim s) of each /clock
+    probe.node.create_subscription(
+        Clock, "/clock", lambda m: clock.append((time.monotonic(), m.clock.sec + m.clock.nanosec * 1e-9)), 100
+    )
+    windows = []
+    run = start_run([*args, "--log-dir", str(out_dir / "logs")], out, env)
+    try:
+        wait_for_text(out, "running for", run, timeout_s=90.0, pause=probe.spin_once)
+        host = _child_running(run.pid, "controller_host")
+        probe.spin(4.0)  # the takeoff starts after 2 s of steady states: climbing by now
+        for _ in range(stops):
+            os.kill(host, signal.SIGSTOP)
+            windows.append(time.monotonic())
+            probe.spin(stop_s)
+            windows[-1] = (windows[-1], time.monotonic())
+            os.kill(host, signal.SIGCONT)
+            probe.spin(run_s)
+        deadline = time.monotonic() + 120.0
+        while run.poll() is None and time.monotonic() < deadline:
+            probe.spin_once(0.1)
+    finally:
+        stop_run(run)
+        probe.close()
+    assert run.returncode == 0, tail(out)
+    wall, sim = np.array(clock).T
+    advanced = max(float(np.interp(b, wall, sim) - np.interp(a, wall, sim)) for a, b in windows)
+    heights: dict[str, list] = {}
+    bags = sorted(record.rglob("*.mcap"))
+    assert bags, tail(out)
+    with AnyReader([bags[0].parent]) as reader:  # the drones' odometry (50 Hz)
+        connections = [c for c in reader.connections if c.topic.endswith("/odom")]
+        for connection, _, raw in reader.messages(connections=connections):
+            m = reader.deserialize(raw, connection.msgtype)
+            heights.setdefault(connection.topic.split("/")[1], []).append((stamp_s(m), m.pose.pose.position.z))
+    drones = []
+    for name, rows in sorted(heights.items()):
+        z = np.array(sorted(rows))[:, 1]
+        drones.append((name, float(z[-1]), float((np.maximum.accumulate(z) - z).max())))
+    logs = "\n".join(p.read_text(errors="replace") for p in (out_dir / "logs").rglob("*") if p.is_file())
+    return advanced, drones, out.read_text(errors="replace") + logs
+
+
+def test_a_starved_drone_host_holds_the_sim_time_and_its_drones_climb_on(tmp_path, own_domain_env):
+    """`lotusim run x500_waypoints`, the drones' controller host stopped (SIGSTOP) four times for 0.5 s of wall
+    time during their takeoff: the clock master waits for the host's answers (max_control_lag_s 0.05 s,
+    docs/simulation.md 'Waiting for the controllers'), so /clock advances by less than 0.1 s during a stop (by the
+    whole 0.5 s with max_control_lag_s 0), the worker logs the wait, and every drone climbs on to its 15 m without
+    falling back by more than 0.3 m. (Why the wait matters: test_autonomy_multirotor.py, commands late all the
+    time by 0.08 s flip an X500.)"""
+    advanced, drones, logs = starve_host_during_takeoff(tmp_path, dict(own_domain_env), 4, stop_s=0.5, run_s=0.5)
+    print(f"\nhost stopped 4 x 0.5 s: /clock advanced {advanced:.3f} s at most during a stop")
+    print("\n".join(f"  {n}: height at the end {z:.2f} m, largest fall {f:.2f} m" for n, z, f in drones))
+    assert advanced < 0.1, f"the sim time went on {advanced:.2f} s while the host was stopped"
+    assert "sim time held" in logs, "the wait is not logged"
+    assert len(drones) == 3
+    for name, z, fell in drones:
+        assert abs(z - 15.0) < 1.0 and fell < 0.3, f"{name}: height {z:.2f} m, fell {fell:.2f} m"

@@ -215,3 +215,37 @@ def test_an_abandoned_endpoint_queue_makes_and_destroys_nothing():
     made, destroyed = [], []
     queue.work(1.0, made.append, destroyed.append)
     assert made == [] and destroyed == []
+
+
+def test_the_sim_time_runs_at_most_the_control_lag_ahead_of_the_slowest_host():
+    ms = 1_000_000
+    lag = pacing.ControlLag(50 * ms, silent_s=2.0)
+    assert lag.allowed(0, 20 * ms, 5, now_s=0.0) == 5  # no host answers fleet states: no wait
+    lag.heard("/drones_a", 100 * ms, commands=8, now_s=1.0)
+    lag.heard("/drones_b", 140 * ms, commands=4, now_s=1.0)
+    # the slowest host answered the state of 100 ms: the sim time may reach 150 ms, from 100 ms 2 steps of 20 ms
+    assert lag.allowed(100 * ms, 20 * ms, 5, now_s=1.1) == 2
+    assert lag.allowed(140 * ms, 20 * ms, 5, now_s=1.1) == 0
+    assert lag.lag_s(140 * ms) == pytest.approx(0.04)
+    lag.heard("/drones_a", 80 * ms, commands=8, now_s=1.2)  # an older answer arriving late does not go back
+    lag.heard("/drones_a", 160 * ms, commands=8, now_s=1.2)
+    assert lag.allowed(140 * ms, 20 * ms, 5, now_s=1.2) == 2  # now drones_b (140 ms) is the slowest: to 190 ms
+    assert lag.given_up == []
+
+
+def test_a_silent_host_is_given_up_only_while_it_holds_the_sim_and_one_with_nothing_to_fly_ends_its_wait():
+    ms = 1_000_000
+    lag = pacing.ControlLag(50 * ms, silent_s=2.0)
+    lag.heard("/drones", 100 * ms, commands=8, now_s=10.0)
+    # silent for 5 s of wall time but not behind (a slow RTF): still waited for, not given up
+    assert lag.allowed(120 * ms, 20 * ms, 1, now_s=15.0) == 1 and lag.given_up == []
+    # behind and silent for 1.9 s: waited for; for 2.1 s: given up (killed or stopped), the sim time goes on
+    assert lag.allowed(150 * ms, 20 * ms, 1, now_s=11.9) == 0
+    assert lag.allowed(150 * ms, 20 * ms, 1, now_s=12.1 + 5.0) == 1 and lag.given_up == ["/drones"]
+    lag.heard("/drones", 150 * ms, commands=8, now_s=20.0)  # it answers again: waited for again
+    assert lag.allowed(200 * ms, 20 * ms, 1, now_s=20.1) == 0
+    lag.heard("/drones", 200 * ms, commands=0, now_s=20.2)  # its last drone is gone
+    assert lag.allowed(200 * ms, 20 * ms, 3, now_s=20.3) == 3
+    off = pacing.ControlLag(0)  # max_control_lag_s 0: never waits, however far behind a host is
+    off.heard("/drones", 100 * ms, commands=8, now_s=30.0)
+    assert off.allowed(10_000 * ms, 20 * ms, 4, now_s=30.1) == 4
