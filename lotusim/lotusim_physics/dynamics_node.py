@@ -63,6 +63,7 @@ class DynamicsWorker(Node):
         self.realtime = pacing.RealtimeSchedule(s.step_s)
         self.control_lag = pacing.ControlLag(int(round(s.max_control_lag_s * 1e9)))  # hosts the sim time waits for
         self._held_since: float | None = None  # monotonic wall s since the sim time waits for a host
+        self.held_s = 0.0  # wall s the sim time waited for hosts in all
         self._create_timers(s)
         self._publish_roster()
         self.get_logger().info(
@@ -113,6 +114,8 @@ class DynamicsWorker(Node):
         endpoints = getattr(self, "endpoints", None)  # none when the constructor refused its parameters
         if endpoints is not None:
             endpoints.queue.abandon()
+        if getattr(self, "held_s", 0.0) > 0.0:
+            self.get_logger().info(f"the sim time waited {self.held_s:.2f} s of wall time in all for controller hosts")
         super().destroy_node()
 
     fleet = property(lambda self: self.core.fleet, doc="the worker's lotusim_physics.fleet.Fleet")
@@ -150,12 +153,15 @@ class DynamicsWorker(Node):
         for host in lag.given_up:
             self.get_logger().warning(f"{host}: no answer for {lag.silent_s:g} s; the sim time no longer waits for it")
         lag.given_up.clear()
-        if ok and self._held_since is not None and now - self._held_since > HELD_LOG_S:
-            self.get_logger().info(
-                f"sim time held {now - self._held_since:.2f} s for a controller host behind it "
-                f"(max_control_lag_s {self.settings.max_control_lag_s:g})",
-                throttle_duration_sec=10.0,
-            )
+        if ok and self._held_since is not None:
+            held = now - self._held_since
+            self.held_s += held
+            if held > HELD_LOG_S:
+                self.get_logger().info(
+                    f"sim time held {held:.2f} s for a controller host behind it ({self.held_s:.2f} s in all; "
+                    f"max_control_lag_s {self.settings.max_control_lag_s:g})",
+                    throttle_duration_sec=10.0,
+                )
         self._held_since = None if ok else (self._held_since or now)
         return ok
 
