@@ -38,18 +38,6 @@ def rotations_of(rpy_ned_rad: np.ndarray) -> np.ndarray:
     return rotations.euler_zyx_matrix(rpy_ned_rad)
 
 
-def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b row by row, (N, 3)."""
-    return np.stack(
-        [
-            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
-        ],
-        axis=1,
-    )
-
-
 def _norm_rows(a: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", a, a))
 
@@ -135,14 +123,14 @@ class MultirotorBatch:
         """R_d (N, 3, 3): b3 along F/|F|, b1 as near the heading as that allows [Lee2010] §III."""
         b3 = force / _norm_rows(force)[:, None]
         b1c = np.stack([np.cos(heading), np.sin(heading), np.zeros_like(heading)], axis=1)
-        b2 = cross_rows(b3, b1c)
+        b2 = rotations.cross(b3, b1c)
         n = _norm_rows(b2)
         degenerate = n < 1e-6  # thrust axis horizontal along the heading
         if np.any(degenerate):
-            b2[degenerate] = cross_rows(b3[degenerate], np.tile([0.0, 1.0, 0.0], (int(degenerate.sum()), 1)))
+            b2[degenerate] = rotations.cross(b3[degenerate], np.tile([0.0, 1.0, 0.0], (int(degenerate.sum()), 1)))
             n[degenerate] = _norm_rows(b2[degenerate])
         b2 = b2 / n[:, None]
-        return np.stack([cross_rows(b2, b3), b2, b3], axis=2)
+        return np.stack([rotations.cross(b2, b3), b2, b3], axis=2)
 
     def speeds(self, thrust_n: np.ndarray, moment: np.ndarray) -> np.ndarray:
         """Rotor speeds (N, rotors) of RotorMixer.speeds, row by row."""
@@ -203,7 +191,7 @@ class MultirotorBatch:
                             self.rate_integral[rows])  # fmt: skip
         self.rate_integral[rows] = integral
         alpha = self.kw[rows] * e_w + self.kwi[rows] * integral
-        moment = alpha @ self.inertia.T + cross_rows(rates, rates @ self.inertia.T)
+        moment = alpha @ self.inertia.T + rotations.cross(rates, rates @ self.inertia.T)
         self.last = {"velocity_sp": v_sp, "acceleration_sp": a_sp, "thrust_n": thrust, "attitude_sp": r_d,
                      "rate_sp": rate_sp, "moment": moment}  # fmt: skip
         return self.speeds(np.maximum(thrust, 0.0), moment)
