@@ -30,7 +30,6 @@ from lotusim_core.base import safe_yaml
 from lotusim_core.base.catalogue import apply_overrides, load_vehicle
 from lotusim_core.base.checkpoint_store import (
     CheckpointError,
-    answered,
     describe,
     read_part,
     serve_part,
@@ -159,20 +158,6 @@ def serve(
         return save(root, name, worker, step_ns, *capture_now())
 
     return serve_part(configured_dir, operation, name, save_now, load_committed, swap_in)
-
-
-def answer(
-    configured_dir: str,
-    operation: int,
-    name: str,
-    worker: str,
-    step_ns: int,
-    capture_now: Callable[[], tuple[dict, dict]],
-    swap_in: Callable[[WorkerState], None],
-) -> tuple[bool, str, str]:
-    """serve() as the worker's checkpoint service answers it, never raising: (success, digest, message) of
-    checkpoint_store.answered."""
-    return answered(lambda: serve(configured_dir, operation, name, worker, step_ns, capture_now, swap_in))
 
 
 def build(where: str, meta: dict, arrays: dict[str, np.ndarray], step_ns: int) -> WorkerState:

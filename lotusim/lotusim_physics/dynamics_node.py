@@ -21,6 +21,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
+from lotusim_core.base.checkpoint_store import answered
 from lotusim_core.ros import static_frames
 from lotusim_core.ros.node_runner import run_node_main
 from lotusim_core.ros.prepacked import raw_publish
@@ -231,9 +232,10 @@ class DynamicsWorker(Node):
 
     def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
         """SAVE / CHECK / RESTORE checkpoint NAME (request.path) in the checkpoint directory; a refusal leaves the
-        worker unchanged and answers `file: key: reason` (lotusim_physics.checkpoint.answer)."""
+        worker unchanged and answers `file: key: reason` (lotusim_physics.checkpoint.serve, never raising:
+        checkpoint_store.answered)."""
         where = (self.settings.checkpoint_dir, request.operation, request.path, self.worker, self.step_ns)
-        answer = worker_checkpoint.answer(*where, self.core.checkpoint, self.restore)
+        answer = answered(lambda: worker_checkpoint.serve(*where, self.core.checkpoint, self.restore))
         response.success, response.digest, response.message = answer
         response.sim_time, response.vessel_count = out.stamp_from_ns(self.sim_time_ns), len(self.core.vessels)
         return response

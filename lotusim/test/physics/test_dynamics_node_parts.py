@@ -1,7 +1,8 @@
 """The dynamics node's parts without DDS: its vessels' topics (lotusim_physics.dynamics_node_vessels), its sim-time
-endpoints (lotusim_physics.dynamics_node_clock) and its checkpoint answer (lotusim_physics.checkpoint.answer),
-each driven through a stand-in node that records the endpoints it is asked for. Topic names are those of
-docs/interfaces.md with the LRAUV's actuators as its vehicle file names them (propeller; rudder, elevator)."""
+endpoints (lotusim_physics.dynamics_node_clock) and its checkpoint answer (lotusim_physics.checkpoint.serve under
+checkpoint_store.answered), each driven through a stand-in node that records the endpoints it is asked for. Topic
+names are those of docs/interfaces.md with the LRAUV's actuators as its vehicle file names them (propeller;
+rudder, elevator)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 
+from lotusim_core.base.checkpoint_store import answered
 from lotusim_core.ros.endpoints import QUIET_PUBLISHER, QUIET_SUBSCRIPTION
 from lotusim_interfaces.msg import SimStats
 from lotusim_interfaces.srv import Step
@@ -294,6 +296,9 @@ def test_a_restarted_master_takes_up_the_time_others_saw_but_not_its_own():
 
 # --- checkpoint answer --------------------------------------------------------------------------------------
 def test_a_checkpoint_request_is_answered_never_raised(tmp_path):
+    def answer(*request) -> tuple[bool, str, str]:  # as the node answers its service
+        return answered(lambda: ckpt.serve(*request))
+
     def boom() -> tuple[dict, dict]:
         raise RuntimeError("disk on fire")
 
@@ -302,10 +307,10 @@ def test_a_checkpoint_request_is_answered_never_raised(tmp_path):
 
     worker = _worker("a")
     where = (str(tmp_path), 0, "cp", "worker_0", worker.step_ns)
-    assert ckpt.answer(*where, boom, swap_in) == (False, "", "RuntimeError: disk on fire")
-    bad_op = ckpt.answer(str(tmp_path), 7, "cp", "worker_0", worker.step_ns, boom, swap_in)
+    assert answer(*where, boom, swap_in) == (False, "", "RuntimeError: disk on fire")
+    bad_op = answer(str(tmp_path), 7, "cp", "worker_0", worker.step_ns, boom, swap_in)
     assert bad_op == (False, "", "request: operation: 7 is not SAVE (0), RESTORE (1) or CHECK (3)")
-    bad_name = ckpt.answer(str(tmp_path), 0, "../x", "worker_0", worker.step_ns, boom, swap_in)
+    bad_name = answer(str(tmp_path), 0, "../x", "worker_0", worker.step_ns, boom, swap_in)
     assert not bad_name[0] and bad_name[1] == "" and not bad_name[2].startswith("CheckpointError")  # file: key: why
-    success, digest, message = ckpt.answer(*where, worker.checkpoint, swap_in)
+    success, digest, message = answer(*where, worker.checkpoint, swap_in)
     assert success and message == "" and len(digest) == 64 and int(digest, 16) >= 0  # the manifest's SHA-256
