@@ -173,6 +173,10 @@ class DynamicsWorker(Node):
         self.advance(1 << 62, wall_deadline=self.pacer.fast_deadline(self._timer.time_until_next_call() * 1e-9))
         self._fit_fast_period()
 
+    def retime(self, period_s: float) -> None:
+        """A new period (wall s) for the tick of the mode (the RTF set at run time: run_limit.RateParameter)."""
+        self._timer.timer_period_ns = round(period_s * 1e9)
+
     def _fit_fast_period(self) -> None:
         if (period_ns := self.pacer.fast_period_ns(self._timer.timer_period_ns)) is not None:
             self._timer.timer_period_ns = period_ns

@@ -129,4 +129,4 @@ class RateParameter:
                 self.node.settings = dataclasses.replace(self.node.settings, mode=mode, rtf_target=rtf)
                 self.node.mode = mode
                 period_s = pacing.tick_of(mode, True, self.node.settings.step_s, rtf)[1]
-                self.node._timer.timer_period_ns = round(period_s * 1e9)
+                self.node.retime(period_s)

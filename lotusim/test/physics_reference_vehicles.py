@@ -1,6 +1,10 @@
-"""Reference vehicles for the physics tests, built from published numbers (keys: docs/references.md), until
-the catalogue (config/vehicles, lotusim_core.base.catalogue) is used. Every number says where it comes from;
-the few assumptions are marked [assumption] with the reason.
+"""Reference vehicles for the physics tests, built here from published numbers (keys: docs/references.md) and
+deliberately not read from the catalogue (config/vehicles, lotusim_core.base.catalogue): the physics tests check
+the equations against these numbers, so a change to a vehicle file cannot change what they assert. They differ
+from the catalogue's files where those add what a whole vehicle needs (sensors, hull boxes, fitted damping,
+different published sources); the catalogue's own vehicles are checked against published manoeuvres in
+test_vehicle_validation.py. Every number says where it comes from; the few assumptions are marked [assumption]
+with the reason.
 """
 
 from __future__ import annotations

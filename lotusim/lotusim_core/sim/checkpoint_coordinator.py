@@ -115,7 +115,7 @@ async def _check_all(mas, root, name: str, response: Checkpoint.Response) -> tup
             f"saved with workers {sorted(parts)}, running workers are {workers}: start the same workers to restore",
         )
     replies = await _ask_each(mas, Checkpoint.Request.CHECK, name, workers)
-    with_sensors = commit["sensors"] is not None and sensor_client(mas).service_is_ready()
+    with_sensors = commit["sensors"] is not None and mas.sensor_checkpoint.service_is_ready()
     if with_sensors and await _ask_sensors(mas, Checkpoint.Request.CHECK, name) is None:
         raise store.CheckpointError("sensor_publisher", "checkpoint", "no answer")
     response.vessel_count = sum(p["vessels"] for p in parts.values())
@@ -150,19 +150,9 @@ async def _restore(mas, root, name: str, response: Checkpoint.Response) -> None:
     _answer_totals(response, replies)
 
 
-def sensor_client(mas):
-    """The MAS server's client of /lotusim/sensors/checkpoint (made once; make it early: discovery takes time)."""
-    client = getattr(mas, "_sensor_checkpoint_client", None)
-    if client is None:
-        client = mas._sensor_checkpoint_client = mas.create_client(
-            Checkpoint, "/lotusim/sensors/checkpoint", callback_group=mas._group
-        )
-    return client
-
-
 async def _ask_sensors(mas, operation: int, name: str) -> Checkpoint.Response | None:
     """The sensor node's answer (None if it does not run or answer); a refusal raises CheckpointError."""
-    client = sensor_client(mas)
+    client = mas.sensor_checkpoint
     if not client.service_is_ready():
         return None
     # a lost answer is asked for again (saving or restoring twice is harmless)

@@ -117,7 +117,7 @@ class Failover:
         if not self.health.is_down(worker):
             return False
         for planned in vessel_restore.settle_down_batch(batch, results):
-            self.mas._commit(planned)
+            self.mas.commit(planned)
             self.health.deleted_while_down(worker, planned.item.vessel.name)
         return True
 

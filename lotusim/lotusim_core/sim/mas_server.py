@@ -69,7 +69,10 @@ class MasServer(Node):
         # checkpoints by name in this directory (lotusim_core.base.checkpoint_store.checkpoint_dir; the workers' too)
         self.checkpoint_dir = str(self.declare_parameter("checkpoint_dir", "").value)
         self.create_service(Checkpoint, "/lotusim/checkpoint", self._on_checkpoint, callback_group=self._group)
-        checkpoint_coordinator.sensor_client(self)  # matched with the sensor node's service before a checkpoint
+        # made now: matched with the sensor node's service before a checkpoint (checkpoint_coordinator)
+        self.sensor_checkpoint = self.create_client(
+            Checkpoint, "/lotusim/sensors/checkpoint", callback_group=self._group
+        )
         self._action = ActionServer(
             self,
             FleetCommand,
@@ -168,9 +171,10 @@ class MasServer(Node):
             self.calls.answering.add(worker)
             done = ledger.record(batch, reply.results)
         for planned in done:
-            self._commit(planned)
+            self.commit(planned)
 
-    def _commit(self, planned: PlannedItem) -> None:
+    def commit(self, planned: PlannedItem) -> None:
+        """A planned item done: in the registry, and in the failover's memory of the vessels."""
         self.registry.commit(planned)
         self.failover.committed(planned)
 

@@ -308,7 +308,7 @@ def test_sensors_continue_bit_for_bit_and_a_deleted_vessel_gets_its_sensor_state
         assert result.succeeded == 2
         client = sim.client.create_client(Checkpoint, "/lotusim/sensors/checkpoint")
         spin_until(sim.executor, client.service_is_ready, 10.0, "sensor checkpoint service")
-        spin_until(sim.executor, sim.mas._sensor_checkpoint_client.service_is_ready, 10.0, "MAS sees the sensors")
+        spin_until(sim.executor, sim.mas.sensor_checkpoint.service_is_ready, 10.0, "MAS sees the sensors")
         gps = sensors._banks["gps"]
         for _ in range(30):
             sim.step(1)
