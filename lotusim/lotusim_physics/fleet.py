@@ -301,7 +301,7 @@ class Fleet:
         self._on_deck: dict[str, str] = {}  # aerial vehicle -> the vessel whose deck it rests on
         self.collider: Collider | None = None  # collisions (lotusim_physics.collisions): off until enabled
         self.contacts_changed = False  # the vessels in contact changed in the last step() (see `colliding`)
-        self._unchecked_steps = 0  # single steps left in a window found free of contacts (collisions.Collider.near)
+        self._unchecked_steps = 0  # steps left in a window found free of contacts (collisions.Collider.near)
 
     # --- sizes and lookup ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -696,14 +696,15 @@ class Fleet:
 
     def _contacts_possible(self, steps: int) -> bool:
         """Whether a vessel may reach an obstacle within the next `steps` steps (then they are taken one at a time
-        and checked after each). A single step looks CHECK_AHEAD_STEPS ahead, and when nothing is within reach
-        the following steps of that window are not checked (the window closes when the fleet changes)."""
-        if steps == 1 and self._unchecked_steps > 0:
-            self._unchecked_steps -= 1
+        and checked after each). A check looks CHECK_AHEAD_STEPS ahead (or `steps` if more), and when nothing is
+        within reach the following calls within that window are not checked (the window closes when the fleet
+        changes)."""
+        if steps <= self._unchecked_steps:
+            self._unchecked_steps -= steps
             return False
         ahead = max(steps, CHECK_AHEAD_STEPS)
         possible = self.collider.near(self._contact_state(), ahead * self.dt_s)
-        self._unchecked_steps = 0 if possible or steps > 1 else ahead - 1
+        self._unchecked_steps = 0 if possible else ahead - steps
         return possible
 
     def _collide(self, t_end_s: float) -> None:
@@ -894,6 +895,7 @@ class Fleet:
         self._fp[f_rows] = fins
         self._env_set = True
         self._waves_set = True  # the restored sea columns are cleared by a step without waves
+        self._unchecked_steps = 0  # the vessels may be anywhere now: the next step looks for contacts
 
     # --- internals -------------------------------------------------------------------------------------------
     def _pose(self, name: str, position_ned_m, q_ned_frd_wxyz, nu_frd) -> tuple[np.ndarray, ...]:
