@@ -23,6 +23,8 @@ import pytest
 pytestmark = [pytest.mark.ros, pytest.mark.serial]
 pytest.importorskip("rclpy")
 
+from test_scenarios_e2e import check_mixed_fleet, read_tracks  # noqa: E402  (mixed_fleet_brest's missions)
+
 ROOT = Path(__file__).resolve().parents[3]
 DOCUMENTS = ("README.md", "docs/quickstart.md")
 
@@ -184,7 +186,8 @@ def test_every_documented_command_is_exercised():
 def test_make_demo_runs_every_mission_and_writes_its_plot_and_recording():
     """`make demo`: the bootstrap (stamps only: already done by `make test`) and the demo (90 s of sim time of
     the mixed fleet at RTF 1): the controllers' progress lines, the final per-controller table with every vessel
-    reporting and doing its job, the achieved RTF, the plot and the MCAP recording."""
+    reporting and doing its job, the achieved RTF, the plot and the MCAP recording, in which every controlled
+    vessel did its mission (test_scenarios_e2e.check_mixed_fleet)."""
     started = time.time()
     proc = subprocess.run(
         ["make", "-C", str(ROOT), "demo"], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL
@@ -215,6 +218,10 @@ def test_make_demo_runs_every_mission_and_writes_its_plot_and_recording():
     assert plot.stat().st_size > 20_000
     recordings = list((ROOT / "out" / "demo").glob("recording_*/*.mcap"))
     assert recordings and max(r.stat().st_mtime for r in recordings) >= started, "no MCAP recording written"
+    # every controlled vessel did its mission, from the recording (the test's own conversions)
+    lines, failed = check_mixed_fleet(read_tracks(max(recordings, key=lambda r: r.stat().st_mtime).parent))
+    print("\nmake demo, from its recording:\n" + "\n".join(lines[:8] + failed))
+    assert not failed, "\n".join(failed)
 
 
 def test_run_single_auv_records_and_plots(tmp_path, own_domain_env):
