@@ -32,7 +32,7 @@ from lotusim_interfaces.srv import Checkpoint, ListVessels, WorkerCommand
 from lotusim_physics import checkpoint as worker_checkpoint
 from lotusim_physics import dynamics_node_outputs as out
 from lotusim_physics import pacing
-from lotusim_physics.dynamics_node_clock import SimTimeEndpoints
+from lotusim_physics.dynamics_node_clock import ControllerWait, SimTimeEndpoints
 from lotusim_physics.dynamics_node_vessels import ENDPOINT_BUDGET_S, VesselEndpoints
 from lotusim_physics.fleet_roster import RosterRevisions, roster_of
 from lotusim_physics.run_limit import RateParameter, RunLimit
@@ -40,7 +40,6 @@ from lotusim_physics.worker import CREATE, DELETE, MOVE, FleetWorker
 from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
 
 COMMANDS = {Item.CREATE: CREATE, Item.DELETE: DELETE, Item.MOVE: MOVE}
-HELD_LOG_S = 0.2  # a wait for a controller host longer than this (wall s) is logged (at most every 10 s)
 
 
 class DynamicsWorker(Node):
@@ -62,9 +61,6 @@ class DynamicsWorker(Node):
         self._create_services(s)
         self.pacer = pacing.Pacer(s.step_s, s.stats_rate_hz)
         self.realtime = pacing.RealtimeSchedule(s.step_s)
-        self.control_lag = pacing.ControlLag(int(round(s.max_control_lag_s * 1e9)))  # hosts the sim time waits for
-        self._held_since: float | None = None  # monotonic wall s since the sim time waits for a host
-        self.held_s = 0.0  # wall s the sim time waited for hosts in all
         self._create_timers(s)
         self._publish_roster()
         self.get_logger().info(
@@ -101,7 +97,8 @@ class DynamicsWorker(Node):
     def _create_timers(self, s: WorkerSettings) -> None:
         """The tick of the mode (lotusim_physics.pacing.tick_of), the statistics and the vessels' topics."""
         tick = pacing.tick_of(s.mode, s.clock_master, s.step_s, s.rtf_target)
-        self._timer_kind = tick[0] if tick is not None else None
+        # a realtime or scaled master waits for the hosts that answer every fleet state (max_control_lag_s)
+        self.controller_wait = ControllerWait(self, s.max_control_lag_s, tick is not None and tick[0] == "realtime")
         if tick is not None:
             self._timer = self.create_timer(tick[1], self._on_fast_tick if tick[0] == "fast" else self._on_tick)
         # a timer for idle times (lockstep), and a check after each batch of steps: a busy fast-mode worker
@@ -115,8 +112,8 @@ class DynamicsWorker(Node):
         endpoints = getattr(self, "endpoints", None)  # none when the constructor refused its parameters
         if endpoints is not None:
             endpoints.queue.abandon()
-        if getattr(self, "held_s", 0.0) > 0.0:
-            self.get_logger().info(f"the sim time waited {self.held_s:.2f} s of wall time in all for controller hosts")
+        if getattr(self, "controller_wait", None) is not None:
+            self.controller_wait.report()
         super().destroy_node()
 
     fleet = property(lambda self: self.core.fleet, doc="the worker's lotusim_physics.fleet.Fleet")
@@ -135,36 +132,13 @@ class DynamicsWorker(Node):
         now = time.monotonic()
         if not self.realtime.due(now, self.core.iteration, self.settings.rtf_target):
             return
-        if not self._controllers_allow(now) or not self.advance(1):
+        if not self.controller_wait.allows(self.core.sim_time_ns, self.step_ns, now) or not self.advance(1):
             self.realtime.restart()  # held (a host behind, run_until_s, paused): the wall time held is not made up
 
     def _on_thruster_batch(self, msg: JointState) -> None:
-        """/lotusim/thruster_commands: this worker's vessels' commands; a host that names itself in frame_id
-        answers every fleet state, and a clock master in realtime or scaled mode waits for it (ControlLag)."""
-        if msg.header.frame_id and self._timer_kind == "realtime":
-            stamp_ns = msg.header.stamp.sec * pacing.NS_PER_S + msg.header.stamp.nanosec
-            self.control_lag.heard(msg.header.frame_id, stamp_ns, len(msg.name), time.monotonic())
+        """/lotusim/thruster_commands: this worker's vessels' commands, and the hosts' answers waited for."""
+        self.controller_wait.on_commands(msg)
         self.endpoints.on_thruster_batch(msg)
-
-    def _controllers_allow(self, now: float) -> bool:
-        """Whether the next step keeps the sim time within max_control_lag_s of every host's latest answer; logs
-        a wait of more than HELD_LOG_S and the hosts no longer waited for."""
-        lag = self.control_lag
-        ok = lag.allowed(self.core.sim_time_ns, self.step_ns, 1, now) > 0
-        for host in lag.given_up:
-            self.get_logger().warning(f"{host}: no answer for {lag.silent_s:g} s; the sim time no longer waits for it")
-        lag.given_up.clear()
-        if ok and self._held_since is not None:
-            held = now - self._held_since
-            self.held_s += held
-            if held > HELD_LOG_S:
-                self.get_logger().info(
-                    f"sim time held {held:.2f} s for a controller host behind it ({self.held_s:.2f} s in all; "
-                    f"max_control_lag_s {self.settings.max_control_lag_s:g})",
-                    throttle_duration_sec=10.0,
-                )
-        self._held_since = None if ok else (self._held_since or now)
-        return ok
 
     def _on_fast_tick(self) -> None:
         # new vessels' topics: up to half of the tick while some are pending (a spawn of 1,000 vessels has 6,000)

@@ -6,14 +6,19 @@ master serves the lockstep requests, /lotusim/step (lotusim_interfaces/Step: N s
 `run_until_s` (lotusim_physics.run_limit), and outside lockstep mode the service refuses with the reason and the
 action rejects its goals. A restarted master takes up the sim time where it was (docs/simulation.md, supervision
 and failover): from the other workers' /lotusim/stats, or from the MAS server's latched /lotusim/resume_clock
-(pacing.Pacer.take_up_steps). Interfaces: docs/interfaces.md, 'Services and actions'.
+(pacing.Pacer.take_up_steps). A realtime or scaled master waits for the hosts that answer every fleet state
+(ControllerWait: pacing.ControlLag; docs/simulation.md, 'Waiting for the controllers'). Interfaces:
+docs/interfaces.md, 'Services and actions'.
 """
 
 from __future__ import annotations
 
+import time
+
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
 
 from lotusim_core.ros.qos import LATCHED
 from lotusim_interfaces.action import StepFor
@@ -23,6 +28,7 @@ from lotusim_physics import pacing
 from lotusim_physics.dynamics_node_outputs import stamp_from_ns
 
 NS_PER_S = 1_000_000_000
+HELD_LOG_S = 0.2  # a wait for a controller host longer than this (wall s) is logged (at most every 10 s)
 
 
 def step_refusal(mode: str, worker: str) -> str:
@@ -126,3 +132,42 @@ class SimTimeEndpoints:
         if steps := node.pacer.take_up_steps(t_ns, node.core.sim_time_ns, node.step_ns):
             node.core.iteration += steps
             node.get_logger().warning(f"sim time taken up from {source}: {node.core.sim_time_ns * 1e-9:.3f} s")
+
+
+class ControllerWait:
+    """A realtime or scaled clock master's wait for the controller hosts that answer every fleet state: their
+    answers on /lotusim/thruster_commands name them in frame_id (on_commands), and a step is allowed while the sim
+    time stays within max_control_lag_s of each one's latest (allows); waits and hosts given up are logged. Other
+    modes and followers never wait (`active` False)."""
+
+    def __init__(self, node: Node, max_lag_s: float, active: bool) -> None:
+        self.node, self.active, self.max_lag_s = node, active, max_lag_s
+        self.lag = pacing.ControlLag(int(round(max_lag_s * 1e9)))
+
+    def on_commands(self, msg: JointState) -> None:
+        """An answer of a host (frame_id: its name; stamp: the fleet state it answers)."""
+        if msg.header.frame_id and self.active:
+            stamp_ns = msg.header.stamp.sec * NS_PER_S + msg.header.stamp.nanosec
+            self.lag.heard(msg.header.frame_id, stamp_ns, len(msg.name), time.monotonic())
+
+    def allows(self, sim_ns: int, step_ns: int, now: float) -> bool:
+        """Whether one step may be integrated now (pacing.ControlLag.step_allowed), with the logs."""
+        lag, log = self.lag, self.node.get_logger()
+        ok = lag.step_allowed(sim_ns, step_ns, now)
+        for host in lag.given_up:
+            log.warning(f"{host}: no answer for {lag.silent_s:g} s; the sim time no longer waits for it")
+        lag.given_up.clear()
+        if lag.last_wait_s > HELD_LOG_S:
+            log.info(
+                f"sim time held {lag.last_wait_s:.2f} s for a controller host behind it ({lag.held_s:.2f} s in all; "
+                f"max_control_lag_s {self.max_lag_s:g})",
+                throttle_duration_sec=10.0,
+            )
+        return ok
+
+    def report(self) -> None:
+        """Log the wall time waited in all, if any (at the end)."""
+        if self.lag.held_s > 0.0:
+            self.node.get_logger().info(
+                f"the sim time waited {self.lag.held_s:.2f} s of wall time in all for controller hosts"
+            )

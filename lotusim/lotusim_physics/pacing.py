@@ -113,6 +113,9 @@ class ControlLag:
         self.max_lag_ns, self.silent_s = max_lag_ns, silent_s
         self._hosts: dict[str, list] = {}  # host -> [stamp ns of its latest answer, wall s it arrived]
         self.given_up: list[str] = []  # hosts no longer waited for since the last look (for a warning)
+        self.held_s = 0.0  # wall s the sim time waited in all (step_allowed)
+        self.last_wait_s = 0.0  # the wall s of the wait that the last step_allowed ended (0: none)
+        self._held_since: float | None = None
 
     def heard(self, host: str, stamp_ns: int, commands: int, now_s: float) -> None:
         """Host `host` answered the fleet state stamped `stamp_ns` with `commands` commands at wall time now_s."""
@@ -140,6 +143,17 @@ class ControlLag:
         if limit_ns is None:
             return steps
         return max(0, min(steps, (limit_ns + self.max_lag_ns - sim_ns) // step_ns))
+
+    def step_allowed(self, sim_ns: int, step_ns: int, now_s: float) -> bool:
+        """Whether one step may be integrated now (allowed); a wait that this ends is added to held_s and kept in
+        last_wait_s."""
+        ok = self.allowed(sim_ns, step_ns, 1, now_s) > 0
+        self.last_wait_s = 0.0
+        if ok and self._held_since is not None:
+            self.last_wait_s = now_s - self._held_since
+            self.held_s += self.last_wait_s
+        self._held_since = None if ok else (self._held_since if self._held_since is not None else now_s)
+        return ok
 
     def lag_s(self, sim_ns: int) -> float:
         """The sim time (s) since the slowest host's latest answer (0 without hosts)."""

@@ -249,3 +249,19 @@ def test_a_silent_host_is_given_up_only_while_it_holds_the_sim_and_one_with_noth
     off = pacing.ControlLag(0)  # max_control_lag_s 0: never waits, however far behind a host is
     off.heard("/drones", 100 * ms, commands=8, now_s=30.0)
     assert off.allowed(10_000 * ms, 20 * ms, 4, now_s=30.1) == 4
+
+
+def test_the_wall_time_waited_for_hosts_is_summed_and_each_wait_reported_when_it_ends():
+    ms = 1_000_000
+    lag = pacing.ControlLag(50 * ms)
+    lag.heard("/drones", 100 * ms, commands=8, now_s=1.0)
+    assert lag.step_allowed(120 * ms, 20 * ms, now_s=1.0) and lag.last_wait_s == 0.0
+    assert not lag.step_allowed(140 * ms, 20 * ms, now_s=1.1)  # a wait begins
+    assert not lag.step_allowed(140 * ms, 20 * ms, now_s=1.3)
+    lag.heard("/drones", 140 * ms, commands=8, now_s=1.35)
+    assert lag.step_allowed(140 * ms, 20 * ms, now_s=1.4)  # it ends: 0.3 s
+    assert lag.last_wait_s == pytest.approx(0.3) and lag.held_s == pytest.approx(0.3)
+    assert not lag.step_allowed(190 * ms, 20 * ms, now_s=2.0) and lag.last_wait_s == 0.0
+    lag.heard("/drones", 180 * ms, commands=8, now_s=2.15)
+    assert lag.step_allowed(190 * ms, 20 * ms, now_s=2.2)
+    assert lag.last_wait_s == pytest.approx(0.2) and lag.held_s == pytest.approx(0.5)
