@@ -220,6 +220,7 @@ class DynamicsWorker(Node):
 
     def restore(self, state: worker_checkpoint.WorkerState) -> None:
         """Swap in a checkpoint validated and rebuilt by lotusim_physics.checkpoint.load (nothing fails here)."""
+        self.controller_wait.lag.forget()  # the hosts' answers so far are of another sim time
         for name in self.core.restore(state):
             self.endpoints.removed(name)
         for name in self.core.vessels:

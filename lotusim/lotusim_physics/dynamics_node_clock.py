@@ -131,6 +131,7 @@ class SimTimeEndpoints:
         node = self.node
         if steps := node.pacer.take_up_steps(t_ns, node.core.sim_time_ns, node.step_ns):
             node.core.iteration += steps
+            node.controller_wait.lag.forget()
             node.get_logger().warning(f"sim time taken up from {source}: {node.core.sim_time_ns * 1e-9:.3f} s")
 
 

@@ -104,10 +104,10 @@ class ControlLag:
     every fleet state (the flight controllers' hosts: lotusim_autonomy.multirotor_controller.FlightFleetIntake).
     Each answer names its host and carries the stamp of the fleet state it answers; the sim time steps only while
     it is within `max_lag_ns` of every host's latest answer. A host starved of CPU then slows the sim down instead
-    of flying its drones on states a second old (a rate loop 0.3 s late flipped Table V's drones on a loaded
-    machine). A host that holds the sim and has not answered for `silent_s` wall seconds (killed, stopped) is not
-    waited for until its next answer; an answer with no commands (the host has nothing left to fly) ends the
-    wait for it. `max_lag_ns` <= 0 waits for none. Times: sim ns, monotonic wall s."""
+    of flying its drones on stale states (an X500 whose commands are 0.08 s late all the time flips; a loaded
+    machine flipped Table V's drones). A host that holds the sim and has not answered for `silent_s` wall seconds
+    (killed, stopped) is not waited for until its next answer; an answer with no commands (the host has nothing
+    left to fly) ends the wait for it. `max_lag_ns` <= 0 waits for none. Times: sim ns, monotonic wall s."""
 
     def __init__(self, max_lag_ns: int, silent_s: float = SILENT_HOST_S) -> None:
         self.max_lag_ns, self.silent_s = max_lag_ns, silent_s
@@ -154,6 +154,11 @@ class ControlLag:
             self.held_s += self.last_wait_s
         self._held_since = None if ok else (self._held_since if self._held_since is not None else now_s)
         return ok
+
+    def forget(self) -> None:
+        """The sim time jumped (a checkpoint restored, a restarted master's time taken up): the answers so far are
+        of another time; wait again from the hosts' next answers."""
+        self._hosts.clear()
 
     def lag_s(self, sim_ns: int) -> float:
         """The sim time (s) since the slowest host's latest answer (0 without hosts)."""

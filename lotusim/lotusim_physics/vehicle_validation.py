@@ -42,7 +42,7 @@ class Published:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ManoeuvrePlan:
     """The manoeuvres to run for a model and their settings (levels are fractions of the thruster limits)."""
 
     speed_levels: tuple[tuple[str, float], ...]
@@ -61,11 +61,11 @@ class Plan:
 SHIP_ZIGZAGS = ((10.0, 10.0), (20.0, 20.0))  # the standard 10/10 and 20/20 zig-zags [IMO2002]
 
 
-def ship_plan(speed_levels: tuple[tuple[str, float], ...], **settings) -> Plan:
-    """A ship's Plan: the standard zig-zags over 600 s, 1,500 s to reach each speed, no step responses, unless
-    `settings` (Plan's fields) say otherwise."""
+def ship_plan(speed_levels: tuple[tuple[str, float], ...], **settings) -> ManoeuvrePlan:
+    """A ship's ManoeuvrePlan: the standard zig-zags over 600 s, 1,500 s to reach each speed, no step responses, unless
+    `settings` (ManoeuvrePlan's fields) say otherwise."""
     defaults = {"zigzag_pairs": SHIP_ZIGZAGS, "zigzag_s": 600.0, "step_levels": (), "speed_s": 1500.0}
-    return Plan(speed_levels, **{**defaults, **settings})
+    return ManoeuvrePlan(speed_levels, **{**defaults, **settings})
 
 
 # --- REMUS 100 ----------------------------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def _prestero_turn(rudder_deg: int, quantity: str, known_gap: str = "") -> Publi
                      _PRESTERO_TURN_TOL, known_gap=known_gap)  # fmt: skip
 
 
-REMUS = Plan(
+REMUS = ManoeuvrePlan(
     speed_levels=(
         ("500 rpm", 500.0 / REMUS_RPM_MAX),
         ("1000 rpm", 1000.0 / REMUS_RPM_MAX),
@@ -158,7 +158,7 @@ def _lrauv_level(rpm: float) -> float:
     return rpm * 2.0 * math.pi / 60.0 / LRAUV_RAD_S_MAX
 
 
-LRAUV = Plan(
+LRAUV = ManoeuvrePlan(
     speed_levels=tuple((f"{rpm:g} rpm", _lrauv_level(rpm)) for rpm in (100.0, 200.0, 300.0, 400.0)),
     turn_angle_deg=9.0,
     turn_level=_lrauv_level(300.0),
@@ -203,7 +203,7 @@ LRAUV = Plan(
 )  # fmt: skip
 
 # --- BlueROV2 Heavy -----------------------------------------------------------------------------------------
-BLUEROV2 = Plan(
+BLUEROV2 = ManoeuvrePlan(
     speed_levels=(("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0)),
     step_levels=(0.5, 1.0),
     speed_s=30.0,
@@ -246,7 +246,7 @@ _SURFACE_PLAN = {
     "turn_s": 60.0,
     "zigzag_s": 40.0,
 }
-WAMV = Plan(
+WAMV = ManoeuvrePlan(
     **_SURFACE_PLAN,
     published=(
         Published(
@@ -268,7 +268,7 @@ WAMV = Plan(
         ),
     ),
 )  # fmt: skip
-KAYAK = Plan(
+KAYAK = ManoeuvrePlan(
     **_SURFACE_PLAN,
     published=(
         Published(
@@ -412,7 +412,7 @@ PHA = ship_plan(
 LOE_SPEED = {1.0: (-50.0 + math.sqrt(50.0**2 + 4 * 135.0 * 13100.0)) / 270.0,
              0.5: (-50.0 + math.sqrt(50.0**2 + 4 * 135.0 * 6550.0)) / 270.0}  # fmt: skip
 LOE_YAW_RAD_S = float(next(x.real for x in np.roots([3224.0, 0.0, 3224.0, -4.0 * 645.0]) if abs(x.imag) < 1e-12))
-COMMANDO = Plan(
+COMMANDO = ManoeuvrePlan(
     speed_levels=(("25 % thrust", 0.5), ("50 % thrust", math.sqrt(0.5)), ("100 %", 1.0)),
     turn_angle_deg=None,
     step_levels=(1.0,),
@@ -437,7 +437,7 @@ COMMANDO = Plan(
     ),
 )  # fmt: skip
 
-PLANS: dict[str, Plan] = {
+PLANS: dict[str, ManoeuvrePlan] = {
     "remus100": REMUS,
     "lrauv": LRAUV,
     "bluerov2_heavy": BLUEROV2,
@@ -467,14 +467,14 @@ def lrauv_sim_ci(spec: VehicleSpec) -> VehicleSpec:
 VARIANTS: dict[str, Callable[[VehicleSpec], VehicleSpec]] = {"lrauv_sim_ci": lrauv_sim_ci}
 
 
-def default_plan(spec: VehicleSpec) -> Plan:
+def default_plan(spec: VehicleSpec) -> ManoeuvrePlan:
     """Standard settings for a model without a plan: speeds at 25-100 %, turning and zig-zag if it can steer
     (rudder at its fin limit, at most 15 deg; else differential thrust), elevator steps if it has elevators, step
     responses at 50 and 100 %."""
     act = M.actuation(spec)
     angle = min(15.0, act.fin_max_deg) if act.has_rudder else (0.0 if act.has_differential_yaw else None)
     zig = ((min(10.0, act.fin_max_deg), 10.0),) if act.has_rudder else (((0.0, 10.0),) if angle is not None else ())
-    return Plan(
+    return ManoeuvrePlan(
         speed_levels=(("25 %", 0.25), ("50 %", 0.5), ("75 %", 0.75), ("100 %", 1.0)),
         turn_angle_deg=angle,
         zigzag_pairs=zig,
@@ -483,13 +483,15 @@ def default_plan(spec: VehicleSpec) -> Plan:
     )
 
 
-def plan_for(spec: VehicleSpec) -> Plan:
+def plan_for(spec: VehicleSpec) -> ManoeuvrePlan:
     """The catalogue plan of the model (by name), or the default plan."""
     return PLANS.get(spec.name, default_plan(spec))
 
 
 # --- running and comparing ----------------------------------------------------------------------------------
-def run_plan(spec: VehicleSpec, plan: Plan, progress: Callable[[str], None] | None = None) -> dict[str, M.Manoeuvre]:
+def run_plan(
+    spec: VehicleSpec, plan: ManoeuvrePlan, progress: Callable[[str], None] | None = None
+) -> dict[str, M.Manoeuvre]:
     """Run every manoeuvre of `plan` on `spec`; returns {manoeuvre name: Manoeuvre}. progress(text) is called
     before each manoeuvre."""
     say = progress or (lambda _text: None)
@@ -533,14 +535,14 @@ def compare_one(pub: Published, results: dict[str, M.Manoeuvre]) -> Comparison:
     return Comparison(pub, ours, error, bool(abs(error) <= pub.tolerance))
 
 
-def validate(spec: VehicleSpec, plan: Plan, results: dict[str, M.Manoeuvre]) -> list[Comparison]:
+def validate(spec: VehicleSpec, plan: ManoeuvrePlan, results: dict[str, M.Manoeuvre]) -> list[Comparison]:
     """Every published figure of `plan` against our results; figures of a variant (vehicle_overrides) get
     the manoeuvre run again on that variant."""
     comparisons = []
     for pub in plan.published:
         if pub.vehicle_overrides:
             variant = VARIANTS[pub.vehicle_overrides](spec)
-            single = Plan(speed_levels=plan.speed_levels, turn_angle_deg=plan.turn_angle_deg,
+            single = ManoeuvrePlan(speed_levels=plan.speed_levels, turn_angle_deg=plan.turn_angle_deg,
                           turn_level=plan.turn_level, turn_s=plan.turn_s, approach_s=plan.approach_s,
                           zigzag_pairs=(), pitch_angle_deg=None, step_levels=(), speed_s=plan.speed_s)  # fmt: skip
             comparisons.append(compare_one(pub, run_plan(variant, single)))

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from lotusim_physics.output_schedule import SimTimeRate
-from lotusim_physics.pacing import check_mode, target_rtf
+from lotusim_physics.pacing import CONTROL_LAG_S, check_mode, target_rtf
 
 PARAMETERS = {  # ROS parameter -> default (its type is the default's)
     "step_s": 0.03,
@@ -39,7 +39,7 @@ PARAMETERS = {  # ROS parameter -> default (its type is the default's)
     "collision_friction": 0.0,
     # realtime / scaled clock master: the sim time runs at most this far (s) ahead of the latest answer of each
     # host that answers every fleet state (lotusim_physics.pacing.ControlLag); 0: it waits for none
-    "max_control_lag_s": 0.05,
+    "max_control_lag_s": CONTROL_LAG_S,
 }
 
 
@@ -64,7 +64,7 @@ class WorkerSettings:
     collisions: bool = True
     collision_restitution: float = 0.0
     collision_friction: float = 0.0
-    max_control_lag_s: float = 0.05
+    max_control_lag_s: float = CONTROL_LAG_S
 
     @classmethod
     def from_parameters(cls, values: dict) -> WorkerSettings:
@@ -84,7 +84,7 @@ class WorkerSettings:
             raise ValueError(f"parameter collision_restitution: expected a number in [0, 1], got {restitution}")
         if not (friction >= 0.0 and math.isfinite(friction)):
             raise ValueError(f"parameter collision_friction: expected a number >= 0, got {friction}")
-        max_lag = float(values.get("max_control_lag_s", 0.05))
+        max_lag = float(values.get("max_control_lag_s", CONTROL_LAG_S))
         if not (max_lag >= 0.0 and math.isfinite(max_lag)):
             raise ValueError(f"parameter max_control_lag_s: expected seconds >= 0 (0: off), got {max_lag}")
         return cls(

@@ -120,7 +120,7 @@ def manoeuvre_table(m: M.Manoeuvre) -> list[str]:
     return lines
 
 
-def markdown(spec, plan: V.Plan, results, comparisons, images: dict[str, str]) -> str:
+def markdown(spec, plan: V.ManoeuvrePlan, results, comparisons, images: dict[str, str]) -> str:
     lines = [
         f"# Vehicle report: {spec.name}",
         "",
@@ -178,7 +178,7 @@ def as_json(spec, results, comparisons) -> dict:
 
 
 # --- plots --------------------------------------------------------------------------------------------------
-def write_plot(m: M.Manoeuvre, model: str, out: Path, plan: V.Plan, comparisons) -> str:
+def write_plot(m: M.Manoeuvre, model: str, out: Path, plan: V.ManoeuvrePlan, comparisons) -> str:
     """Draw one manoeuvre into out/<model>_<name>.png; returns the file name."""
     import matplotlib
 
@@ -196,7 +196,7 @@ def write_plot(m: M.Manoeuvre, model: str, out: Path, plan: V.Plan, comparisons)
     return name
 
 
-def _plot_speed(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
+def _plot_speed(fig, m: M.Manoeuvre, plan: V.ManoeuvrePlan, comparisons) -> None:
     """Steady surge against command (published figures as crosses), u(t), and pitch(t) (the trim at speed)."""
     level = dict(plan.speed_levels)
     ax = fig.add_subplot(1, 3, 1)
@@ -224,7 +224,7 @@ def _plot_speed(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
     ax3.grid(alpha=0.3)
 
 
-def _plot_turning(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
+def _plot_turning(fig, m: M.Manoeuvre, plan: V.ManoeuvrePlan, comparisons) -> None:
     ax = fig.add_subplot(1, 2, 1)
     for tr in m.traces:
         ax.plot(tr.position_ned[:, 1], tr.position_ned[:, 0], label=tr.label, lw=0.8)
@@ -241,7 +241,7 @@ def _plot_turning(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
     ax2.grid(alpha=0.3)
 
 
-def _plot_zigzag(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
+def _plot_zigzag(fig, m: M.Manoeuvre, plan: V.ManoeuvrePlan, comparisons) -> None:
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xlim(max(0.0, plan.approach_s - 5.0), m.traces[0].t_s[-1] if m.traces else 1.0)
     for k, tr in enumerate(m.traces):
@@ -254,7 +254,7 @@ def _plot_zigzag(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
     ax.grid(alpha=0.3)
 
 
-def _plot_pitch(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
+def _plot_pitch(fig, m: M.Manoeuvre, plan: V.ManoeuvrePlan, comparisons) -> None:
     ax = fig.add_subplot(1, 2, 1)
     ax2 = fig.add_subplot(1, 2, 2)
     for tr in m.traces:
@@ -270,7 +270,7 @@ def _plot_pitch(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
     ax2.grid(alpha=0.3)
 
 
-def _plot_steps(fig, m: M.Manoeuvre, plan: V.Plan, comparisons) -> None:
+def _plot_steps(fig, m: M.Manoeuvre, plan: V.ManoeuvrePlan, comparisons) -> None:
     dofs = sorted({r.label.split()[0] for r in m.rows}, key=list(M.STEP_DOFS).index)
     for k, dof in enumerate(dofs):
         ax = fig.add_subplot(1, len(dofs), k + 1)

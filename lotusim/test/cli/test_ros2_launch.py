@@ -212,7 +212,7 @@ def test_ros2_topic_echo_and_hz_answer_on_a_vessels_odometry(launched):
     hz = subprocess.Popen(
         [ROS2, "topic", "hz", topic], env=launched.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    time.sleep(12.0)
+    time.sleep(7.0)  # ~70 messages at 10 Hz: the average is settled
     hz.send_signal(signal.SIGINT)
     out = hz.communicate(timeout=20)[0]
     rates = [float(r) for r in re.findall(r"average rate: ([\d.]+)", out)]

@@ -24,7 +24,7 @@ from lotusim_physics import layout as L
 from lotusim_physics.dynamics_node_clock import SimTimeEndpoints, step_for_ending, step_refusal
 from lotusim_physics.dynamics_node_vessels import VesselEndpoints, actuator_topics
 from lotusim_physics.endpoint_queue import EndpointQueue
-from lotusim_physics.pacing import Pacer
+from lotusim_physics.pacing import ControlLag, Pacer
 from lotusim_physics.worker import CREATE, FleetWorker
 from lotusim_physics.worker_settings import PARAMETERS, WorkerSettings
 from simnodes import create_item
@@ -204,7 +204,8 @@ def _clock_node(mode: str = "lockstep", names=("a",), held_after: int | None = N
     pacer = Pacer(0.02, 1.0, clock=lambda: 0.0, timer=lambda: 0.0)  # wall time stands still: a fresh restart
     node = SimpleNamespace(mode=mode, worker="worker_0", step_ns=core.step_ns, core=core, advance=advance,
                            asked=asked, run_limit=SimpleNamespace(describe=lambda: "held at run_until_s 1.0 s"),
-                           pacer=pacer, log=Log())  # fmt: skip
+                           pacer=pacer, log=Log(),
+                           controller_wait=SimpleNamespace(lag=ControlLag(50_000_000)))  # fmt: skip
     node.get_logger = lambda: node.log
     return node
 
@@ -285,8 +286,10 @@ def test_a_restarted_master_takes_up_the_time_others_saw_but_not_its_own():
     endpoints = SimTimeEndpoints(node)
     endpoints.on_stats_of_others(SimStats(worker="worker_0", sim_time_s=50.0))  # its own stats: ignored
     assert node.core.iteration == 0 and node.log.lines == []
+    node.controller_wait.lag.heard("/drones", 0, 8, now_s=0.0)  # a drones' host answered the state at 0 s
     endpoints.on_stats_of_others(SimStats(worker="worker_1", sim_time_s=50.0))  # 50 s / 20 ms = 2,500 steps
     assert node.core.iteration == 2500 and node.asked == []  # jumped to, not integrated
+    assert node.controller_wait.lag.allowed(50 * 10**9, 20_000_000, 5, now_s=0.1) == 5  # that answer is forgotten
     assert node.log.lines == [("warning", "sim time taken up from worker worker_1: 50.000 s")]
     endpoints.on_resume_clock(_clock_msg(60_000_000_000))
     assert node.core.iteration == 3000 and node.log.lines[-1][1] == "sim time taken up from the MAS server: 60.000 s"
