@@ -321,19 +321,27 @@ def test_a_hosts_controllers_send_their_commands_in_one_message_per_step(ros_con
         sim.client.create_subscription(JointState, "/lotusim/thruster_commands", batches.append, 100)
         matched = lambda: all(host.count_publishers(f"/{v}/odom") > 0 for v in ("auv", "rov"))  # noqa: E731
         spin_until(sim.executor, matched, 10.0, "odometry matched")
-        for k in range(3):  # the first odometry only starts each controller's clock: a message for each step after
-            target = (auv.odom_count + 1, rov.odom_count + 1)
+        per_step = []  # the messages of each step
+        for k in range(3):  # the first odometry only starts each controller's clock: commands for each step after
+            before, target = len(batches), (auv.odom_count + 1, rov.odom_count + 1)
             sim.step(5)  # one odometry period: both controllers step on the same burst
             done = lambda t=target: auv.odom_count >= t[0] and rov.odom_count >= t[1]  # noqa: E731
             spin_until(sim.executor, done, 10.0, "controllers")
-            spin_until(sim.executor, lambda k=k: len(batches) >= k, 10.0, "a message of commands")
+            both = lambda b=before: {n.split("/")[0] for m in batches[b:] for n in m.name} >= {"auv", "rov"}  # noqa: E731
+            if k:
+                spin_until(sim.executor, both, 10.0, "the commands of both controllers")
             sim.spin_for(0.2)
-        assert len(batches) == 2, [list(b.name) for b in batches]  # one per burst
-        names = list(batches[-1].name)
+            per_step.append(batches[before:])
+        # one message per burst; two when a loaded machine delayed one controller's callback past the outbox's
+        # QUIET_S (seen once in CI), never one per actuator
+        assert not per_step[0] and all(1 <= len(m) <= 2 for m in per_step[1:]), [
+            [list(b.name) for b in m] for m in per_step
+        ]
+        sent = {n: v for m in per_step[-1] for n, v in zip(m.name, m.velocity, strict=True)}
+        names = list(sent)
         assert len(names) == 1 + 2 + 8 and {"auv/thrusters/propeller", "auv/fins/rudder", "rov/thrusters/t8"} <= set(
             names
         )
-        sent = dict(zip(names, batches[-1].velocity, strict=True))
         assert [sent["auv/fins/rudder"], sent["auv/fins/elevator"]] == auv.last_fins.tolist()  # the file's fin order
         assert np.array_equal(sim.worker.vessels["auv"].fin_cmd, auv.last_fins)
         assert np.array_equal(sim.worker.vessels["rov"].thruster_cmd, rov.last_commands)
