@@ -160,10 +160,6 @@ class ControlLag:
         of another time; wait again from the hosts' next answers."""
         self._hosts.clear()
 
-    def lag_s(self, sim_ns: int) -> float:
-        """The sim time (s) since the slowest host's latest answer (0 without hosts)."""
-        return max((sim_ns - e[0] for e in self._hosts.values()), default=0) * 1e-9
-
 
 def follower_steps(target_ns: int, sim_time_ns: int, step_ns: int, has_vessels: bool) -> tuple[int, int]:
     """(skipped, integrated) steps that bring a follower at `sim_time_ns` to the master's clock `target_ns`:

@@ -173,3 +173,18 @@ class Probe:
         self.executor.shutdown()
         self.node.destroy_node()
         self.context.try_shutdown()
+
+
+def node_pid(parent: int, node: str) -> int | None:
+    """The pid of the child of `parent` running ROS node `node` (none: not running)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and f"__node:={node}".encode() in cmdline:
+            return int(entry.name)
+    return None

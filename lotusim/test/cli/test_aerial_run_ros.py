@@ -27,7 +27,7 @@ from rosbags.highlevel import AnyReader
 
 rclpy = pytest.importorskip("rclpy")
 
-from cli_probe import Probe, start_run, stop_run, tail, wait_for_text  # noqa: E402
+from cli_probe import Probe, node_pid, start_run, stop_run, tail, wait_for_text  # noqa: E402
 from recordings import read, stamp_s  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from test_scenarios_e2e import run_scenario  # noqa: E402  (the `lotusim run` helper)
@@ -187,21 +187,6 @@ def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tm
     assert 200 <= len(held) <= 260 and abs(np.median(error)) < 3.0 and error.std() < 6.0
 
 
-def _child_running(parent: int, name: str) -> int:
-    """The pid of the child process of `parent` whose command line holds `name`."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError, ValueError):
-            continue
-        if ppid == parent and name in cmdline:
-            return int(entry.name)
-    raise AssertionError(f"no child process of {parent} runs {name}")
-
-
 def starve_host_during_takeoff(
     out_dir: Path, env: dict, stops: int, stop_s: float, run_s: float, sets: tuple[str, ...] = ()
 ) -> tuple:
@@ -221,7 +206,8 @@ def starve_host_during_takeoff(
     run = start_run([*args, "--log-dir", str(out_dir / "logs")], out, env)
     try:
         wait_for_text(out, "running for", run, timeout_s=90.0, pause=probe.spin_once)
-        host = _child_running(run.pid, "controller_host")
+        host = node_pid(run.pid, "controller_host_0")
+        assert host is not None, tail(out)
         probe.spin(4.0)  # the takeoff starts after 2 s of steady states: climbing by now
         for _ in range(stops):
             os.kill(host, signal.SIGSTOP)

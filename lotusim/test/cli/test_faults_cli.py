@@ -8,13 +8,12 @@ import os
 import signal
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from cli_probe import Probe, start_run, stop_run, wait_for_text  # noqa: E402
+from cli_probe import Probe, node_pid, start_run, stop_run, wait_for_text  # noqa: E402
 
 # DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
 pytestmark = [pytest.mark.ros, pytest.mark.serial]
@@ -49,21 +48,6 @@ KINDS = [
 RECOVERY_LIMIT_S = 90.0  # per node kind, from the kill to a complete listing and both workers advancing
 
 
-def _node_pid(parent: int, node: str) -> int | None:
-    """The pid of the child of `parent` running ROS node `node` (none: not running)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except (OSError, IndexError, ValueError):
-            continue
-        if ppid == parent and f"__node:={node}".encode() in cmdline:
-            return int(entry.name)
-    return None
-
-
 @pytest.mark.timeout(240 + len(KINDS) * RECOVERY_LIMIT_S)
 def test_kill_9_of_each_node_kind_loses_no_vessel(tmp_path, own_domain_env):
     scenario = tmp_path / "fault_check.yaml"
@@ -80,7 +64,7 @@ def test_kill_9_of_each_node_kind_loses_no_vessel(tmp_path, own_domain_env):
         assert {w for _, w, _, _ in before.values()} == {"worker_0", "worker_1"}
         assert all(status == 0 and not reason for _, _, status, reason in before.values()), before
         for node in KINDS:
-            pid = _node_pid(run.pid, node)
+            pid = node_pid(run.pid, node)
             assert pid is not None, f"{node} is not running"
             probe.spin(2.5)  # a pose snapshot of the latest poses, and stats of every worker
             sim_before = {w: s.sim_time_s for w, s in probe.stats.items()}
@@ -90,7 +74,7 @@ def test_kill_9_of_each_node_kind_loses_no_vessel(tmp_path, own_domain_env):
             def left(since: float = killed) -> float:
                 return max(1.0, RECOVERY_LIMIT_S - (time.monotonic() - since))
 
-            restarted = lambda n=node, p=pid: _node_pid(run.pid, n) not in (None, p)  # noqa: E731
+            restarted = lambda n=node, p=pid: node_pid(run.pid, n) not in (None, p)  # noqa: E731
             probe.wait_until(f"{node} restarted", restarted, run, left())
             probe.wait_until(f"no vessel lost after {node}", lambda: probe.listing() == before, run, left())
             probe.stats.clear()

@@ -226,7 +226,6 @@ def test_the_sim_time_runs_at_most_the_control_lag_ahead_of_the_slowest_host():
     # the slowest host answered the state of 100 ms: the sim time may reach 150 ms, from 100 ms 2 steps of 20 ms
     assert lag.allowed(100 * ms, 20 * ms, 5, now_s=1.1) == 2
     assert lag.allowed(140 * ms, 20 * ms, 5, now_s=1.1) == 0
-    assert lag.lag_s(140 * ms) == pytest.approx(0.04)
     lag.heard("/drones_a", 80 * ms, commands=8, now_s=1.2)  # an older answer arriving late does not go back
     lag.heard("/drones_a", 160 * ms, commands=8, now_s=1.2)
     assert lag.allowed(140 * ms, 20 * ms, 5, now_s=1.2) == 2  # now drones_b (140 ms) is the slowest: to 190 ms
