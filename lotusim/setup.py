@@ -18,6 +18,7 @@ setup(
         (f"share/{PACKAGE}/config/vehicles", glob("config/vehicles/*.yaml")),
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
         (f"share/{PACKAGE}/config/hil", glob("config/hil/*.yaml")),
+        (f"share/{PACKAGE}/config/dds", glob("config/dds/*.xml")),  # Fast DDS settings (launch_plan.dds_environment)
         (f"share/{PACKAGE}/config/world", glob("config/world/*.*")),  # coastlines (GeoJSON) and their README
         # Copernicus current-evaluation data (docs/validation.md): the folder's README/MANIFEST and each window
         *[

@@ -10,8 +10,10 @@ comes before them. The logic lives in lotusim_core.sim.scenario / launch_plan (t
 turns it into launch actions. Scenario format: docs/scenarios.md.
 """
 
+import os
+
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction, SetEnvironmentVariable
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -80,7 +82,8 @@ def setup(context, hil_plan=None, scenario=None, overrides=None):
         actions.append(to_action(viewer))
     spawn = [*launch_plan.spawn_command(scenario.path, overrides), "--worker-wait-s", f"{wait_s:g}"]
     actions.append(ExecuteProcess(cmd=spawn, output="screen"))
-    return actions
+    environment = [SetEnvironmentVariable(k, v) for k, v in launch_plan.dds_environment(os.environ).items()]
+    return [*environment, *actions]
 
 
 def generate_launch_description():

@@ -11,9 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import yaml
+from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
+from lotusim_autonomy.fleet_state_intake import FleetStateIntake
 from lotusim_autonomy.odometry import NedState, from_odometry, is_finite, step_since
 from lotusim_core.base import safe_yaml
 from lotusim_core.base.catalogue import load_vehicle
@@ -28,6 +30,11 @@ COMMON_KEYS = ("model", "origin_latitude_deg", "origin_longitude_deg", "origin_a
 # node parameters that are not controller params (rclpy declares the last two on every node)
 ROS_ONLY_KEYS = ("vessel", "controllers_yaml", "use_sim_time", "start_type_description_service")
 
+
+# where a controller's states come from: its <vessel>/odom topic, or its vessel's rows of /lotusim/fleet_state (a
+# controller host's default: its `state_source` parameter; lotusim_autonomy.fleet_state_intake)
+STATE_SOURCES = ("odom", "fleet_state")
+DEFAULT_STATE_RATE_HZ = 10.0  # the rate a host's controllers step on fleet states: physics.odom_rate_hz's default
 
 GainsT = TypeVar("GainsT")
 FLOAT64_CDR_HEADER = b"\x00\x01\x00\x00"  # CDR encapsulation: little endian, no options
@@ -186,23 +193,11 @@ class Endpoints:
         self._made.clear()
 
 
-def take_odometry(controller: Any, msg: Any) -> tuple[NedState, float] | None:
-    """A controller's odometry message (nav_msgs/Odometry) as its new `state`: (state, sim seconds since the
-    previous one; 0 for the first), or None for a non-finite one, which is logged and not taken (a controller
-    must not step on NaN). `controller` has `state`, `vessel` and `node`."""
-    state = from_odometry(msg)
-    if not is_finite(state):
-        controller.node.get_logger().warning(f"{controller.vessel}: non-finite odometry ignored")
-        return None
-    h = step_since(controller.state, state)
-    controller.state = state
-    return state, h
-
-
 class VesselController:
     """What every vessel controller on a host shares (contract: controller_host.py): its node, vessel, model and
-    endpoints (`open`, the start of its __init__), `close`, and the odometry intake that steps it (`_on_odom`:
-    counted, taken by take_odometry, then `control(state, h)`). A subclass sets TYPE and cannot_drive."""
+    endpoints (`open`, the start of its __init__), `close`, and the intake of its states that steps it
+    (`listen_for_states`: its odometry topic or the host's fleet states; each state counted, taken by take_state,
+    then `control(state, h)`). A subclass sets TYPE and cannot_drive."""
 
     TYPE = ""
 
@@ -218,28 +213,52 @@ class VesselController:
         read = ParamReader(params, f"{self.TYPE} {vessel}")
         self.model = read.model()
         spec = read.vehicle(self.cannot_drive)
+        self.state_source = read.text("state_source", getattr(node, "default_state_source", "odom"), STATE_SOURCES)
         self._endpoints = Endpoints(node)
+        self._intake: FleetStateIntake | None = None
         self.state: NedState | None = None
         self.updates = 0  # control steps done
-        self.odom_count = 0  # odometry messages handled (the first one only initialises the step h)
+        self.odom_count = 0  # states handled (odometry messages or fleet-state rows; the first initialises h)
         return read, spec
+
+    def listen_for_states(self) -> None:
+        """Take the vessel's states from its `<vessel>/odom` topic (depth 1: a host that lags steps on the newest
+        state), or with state_source fleet_state from the host's FleetStateIntake at the host's
+        `state_rate_hz`."""
+        if self.state_source == "fleet_state":
+            rate_hz = float(getattr(self.node, "state_rate_hz", DEFAULT_STATE_RATE_HZ))
+            self._intake = FleetStateIntake.of(self.node, rate_hz)
+            self._intake.add(self)
+        else:
+            self._endpoints.subscription(Odometry, f"{self.vessel}/odom", self._on_odom, 1)
 
     def close(self) -> None:
         """Destroy this controller's publishers, subscriptions and services on the host node."""
+        if self._intake is not None:
+            self._intake.remove(self)
+            self._intake = None
         self._endpoints.close()
 
     def _on_odom(self, msg: Any) -> None:
-        """A nav_msgs/Odometry of the vessel: counted; unless skip_odometry, taken as the new state (a non-finite
-        one is dropped) and passed to control(state, sim seconds since the previous state)."""
-        self.odom_count += 1
-        if self.skip_odometry(msg):
-            return
-        taken = take_odometry(self, msg)
-        if taken is not None:
-            self.control(*taken)
+        """A nav_msgs/Odometry of the vessel, taken as its new state (take_state)."""
+        self.take_state(from_odometry(msg))
 
-    def skip_odometry(self, msg: Any) -> bool:
-        """Whether to leave this odometry message untaken (none by default)."""
+    def take_state(self, state: NedState) -> None:
+        """A new state of the vessel: counted; unless skip_state, taken as `state` (a non-finite one is logged
+        and dropped: a controller must not step on NaN) and passed to control(state, sim seconds since the
+        previous state; 0 for the first)."""
+        self.odom_count += 1
+        if self.skip_state(state.t_s):
+            return
+        if not is_finite(state):
+            self.node.get_logger().warning(f"{self.vessel}: non-finite odometry ignored")
+            return
+        h = step_since(self.state, state)
+        self.state = state
+        self.control(state, h)
+
+    def skip_state(self, t_s: float) -> bool:
+        """Whether to leave the state stamped t_s (sim s) untaken (none by default)."""
         return False
 
     def control(self, s: NedState, h: float) -> None:

@@ -51,6 +51,8 @@ from lotusim_autonomy.command_outbox import CommandOutbox
 from lotusim_autonomy.controller_base import (  # noqa: F401 - re-exported: the contract's helpers
     COMMON_KEYS,
     DEFAULT_ORIGIN,
+    DEFAULT_STATE_RATE_HZ,
+    STATE_SOURCES,
     ParamReader,
     SingleControllerNode,
     main_for,
@@ -69,11 +71,12 @@ def build_controller(node: Node, kind: str, vessel: str, params: Mapping[str, An
 
 class ControllerHost(Node):
     """Hosts the controllers listed in the `controllers_yaml` parameter (a YAML list of {type, vessel, params})
-    on this one node; each controller keeps its own per-vessel topics and services. Flight controllers take their
-    drones' states from /lotusim/fleet_state by default here and are stepped together (multirotor_controller.py,
-    FlightFleetIntake; `state_source: odom` for one that must read its odometry topic)."""
-
-    FLIGHT_STATE_SOURCE = "fleet_state"
+    on this one node; each controller keeps its own per-vessel topics and services. Its controllers take their
+    vessels' states from /lotusim/fleet_state (parameter `state_source`, the default of each controller's own):
+    the vessel controllers at `state_rate_hz` of sim time (lotusim_autonomy.fleet_state_intake), the flight
+    controllers on every fleet state, stepped together (multirotor_controller.py, FlightFleetIntake).
+    `state_source: odom` (the host's, or one controller's) reads the `<vessel>/odom` topics instead: for a stack
+    that remaps them."""
 
     def __init__(self, batch_commands: bool = False, **node_kwargs) -> None:
         """batch_commands: the default of the parameter of that name, True when the host runs as its own process
@@ -82,6 +85,12 @@ class ControllerHost(Node):
         overrides = with_sim_time(node_kwargs.pop("parameter_overrides", []))
         super().__init__(node_kwargs.pop("node_name", "controller_host"), parameter_overrides=overrides, **node_kwargs)
         text = self.declare_parameter("controllers_yaml", "[]").value
+        self.default_state_source = self.declare_parameter("state_source", "fleet_state").value
+        if self.default_state_source not in STATE_SOURCES:
+            raise ValueError(f"state_source: expected one of {STATE_SOURCES}, got {self.default_state_source!r}")
+        self.state_rate_hz = self.declare_parameter("state_rate_hz", DEFAULT_STATE_RATE_HZ).value
+        if not isinstance(self.state_rate_hz, float) or not self.state_rate_hz > 0.0:
+            raise ValueError(f"state_rate_hz: expected a rate > 0 Hz, got {self.state_rate_hz!r}")
         # the controllers' actuator commands in one message per burst (command_outbox), unless a stack remaps them
         self.outbox = CommandOutbox(self) if self.declare_parameter("batch_commands", batch_commands).value else None
         entries = parse_controllers_yaml(text)

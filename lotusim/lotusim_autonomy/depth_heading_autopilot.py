@@ -25,7 +25,6 @@ import math
 from typing import Any
 
 import numpy as np
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray
 
@@ -76,7 +75,7 @@ class DepthHeadingAutopilot(VesselController):
         self.propeller_cmd: float | None = None
         self._apply_setpoints(setpoints)
         sub = self._endpoints.subscription
-        sub(Odometry, f"{v}/odom", self._on_odom, 1)  # a host that lags steps on the newest state
+        self.listen_for_states()
         sub(Float64, f"{v}/setpoint/depth", self._on_depth)
         sub(Float64, f"{v}/setpoint/heading", self._on_heading)
         sub(Float64, f"{v}/setpoint/speed", self._on_speed)

@@ -96,7 +96,6 @@ TAKEOFF_WAIT_S = 2.0
 # The control step the integrators see at most: states dropped by a late host (a gap of 0.16 s was seen at start)
 # must not kick the velocity and rate integrals by 8 steps' worth at once, which flipped drones on takeoff.
 MAX_CONTROL_STEP_S = 0.04
-STATE_SOURCES = ("odom", "fleet_state")
 STATUS_CHECK_S = 0.5  # how often (sim s) a controller asks whether its status topic has subscribers
 
 
@@ -107,7 +106,7 @@ class FlightController(VesselController):
     SETPOINT_KEYS = SETPOINT_KEYS
     REQUIRED_SETPOINTS = ()
     MIN_ODOM_RATE_HZ = 40.0  # the rate loop steps on every state (scenario.py checks the rate of its source)
-    STATE_SOURCE_IN_HOST = "fleet_state"  # ControllerHost.FLIGHT_STATE_SOURCE
+    STATE_SOURCE_IN_HOST = "fleet_state"  # a controller host's default_state_source
 
     @classmethod
     def cannot_drive(cls, spec: VehicleSpec) -> str | None:
@@ -122,7 +121,6 @@ class FlightController(VesselController):
             for f in fields(obj):
                 setattr(obj, f.name, read.number(f.name, getattr(obj, f.name), 0.0))
         self.cmd_vel_frame = read.text("cmd_vel_frame", "body", ("body", "map"))
-        self.state_source = read.text("state_source", getattr(node, "FLIGHT_STATE_SOURCE", "odom"), STATE_SOURCES)
         read.origin()  # the waypoints arrive in map ENU from scenario.py (lat/lon converted there)
         self._initial = self._parse_setpoints(read.setpoints(), f"{where}: setpoints")
         read.finish()
@@ -138,7 +136,7 @@ class FlightController(VesselController):
         self._rotors = self.pilot.controller.mixer.names
         if self._fleet is None:
             self._pubs = [made.publisher(Float64, f"{v}/thrusters/{name}/cmd") for name in self._rotors]
-            made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
+            self.listen_for_states()
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/flight_controller/status")
         self._status_checked_s, self._status_wanted = -math.inf, False
         made.subscription(Twist, f"{v}/cmd_vel", self._on_cmd_vel, 1)

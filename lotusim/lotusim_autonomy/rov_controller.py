@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray
 
@@ -91,8 +90,7 @@ class StationKeeper(VesselController):
         made = self._endpoints
         self._pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/station_keeper/status")
-        # depth 1: a host that falls behind steps on the newest state, never on a backlog of old ones
-        made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)
+        self.listen_for_states()
         made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
         made.subscription(Float64, f"{v}/setpoint/depth", self._on_depth)
         made.subscription(Float64, f"{v}/setpoint/heading", self._on_heading)
@@ -161,11 +159,10 @@ class StationKeeper(VesselController):
         self._retarget(heading_rad=math.radians(msg.data))
 
     # --- control ---------------------------------------------------------------------------------------------
-    def skip_odometry(self, msg: Odometry) -> bool:
-        """An odometry message less than min_step_s of sim time after the last one taken is left untaken."""
+    def skip_state(self, t_s: float) -> bool:
+        """A state less than min_step_s of sim time after the last one taken is left untaken."""
         if self.state is not None and self.min_step_s > 0.0:
-            stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-            return 0.0 <= stamp - self.state.t_s < self.min_step_s - 1e-6
+            return 0.0 <= t_s - self.state.t_s < self.min_step_s - 1e-6
         return False
 
     def control(self, s: NedState, h: float) -> None:

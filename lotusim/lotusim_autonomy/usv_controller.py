@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
-from nav_msgs.msg import Odometry, Path
+from nav_msgs.msg import Path
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
@@ -69,7 +69,7 @@ class UsvController(VesselController):
         made = self._endpoints
         self._thruster_pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/usv_controller/status")
-        made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: the newest state
+        self.listen_for_states()
         made.subscription(Twist, f"{v}/cmd_vel", self._on_cmd_vel)
         made.subscription(PoseStamped, f"{v}/goal_pose", self._on_goal)
         made.subscription(Path, f"{v}/path", self._on_path)

@@ -23,7 +23,6 @@ import math
 from typing import Any
 
 import numpy as np
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
@@ -117,7 +116,7 @@ class WaypointFollower(VesselController):
         self._thruster_pubs = [made.command(f"{v}/thrusters/{t.name}/cmd") for t in spec.thrusters]
         self._fin_pubs = [made.command(f"{v}/fins/{f.name}/cmd") for f in spec.fins]
         self._status_pub = made.publisher(Float64MultiArray, f"{v}/waypoints/status")
-        made.subscription(Odometry, f"{v}/odom", self._on_odom, 1)  # a lagging host: newest state
+        self.listen_for_states()
         made.subscription(EnvironmentConfig, "/lotusim/environment", self._on_environment, LATCHED)
         made.service(SetWaypoints, f"{v}/waypoints/set", self._on_set_waypoints)
         self.last_commands = np.zeros(len(spec.thrusters))

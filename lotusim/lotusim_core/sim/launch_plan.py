@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from lotusim_core.base.paths import config_dir
 from lotusim_core.sim.scenario import (
     ControllerPlan,
     Plan,
@@ -92,6 +93,21 @@ def scenario_from_cli(args: Any) -> tuple[Scenario, dict[str, Any]]:
 SET_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*=")
 
 
+DDS_PROFILES = "dds/fastdds_profiles.xml"  # under config/: the fleet state's and the answers' heartbeat period
+PROFILE_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+
+
+def dds_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment variables lotusim's nodes get on top of `environ`: Fast DDS's profiles file
+    (config/dds/fastdds_profiles.xml: a lost fleet state is sent again within 0.05 s, not 3 s), unless the
+    user set one already or runs another RMW than Fast DDS."""
+    if any(environ.get(v) for v in PROFILE_VARIABLES):
+        return {}
+    if not environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp").startswith("rmw_fastrtps"):
+        return {}
+    return {"FASTDDS_DEFAULT_PROFILES_FILE": str(config_dir() / DDS_PROFILES)}
+
+
 def split_sets(text: str) -> list[str]:
     """The overrides of one `set:=` launch argument: shell words, where a word that does not start a new
     `dotted.key=` continues the previous value ("a.b=[1, 2, -3] c=4" -> ["a.b=[1, 2, -3]", "c=4"])."""
@@ -116,8 +132,18 @@ def node_specs(
             params["markers.rate_hz"] = 0.0
         executable = "dynamics" if name.startswith("dynamics_") else EXECUTABLES[name]
         specs.append(NodeSpec(PACKAGE, executable, name, params, tuple(remappings.get(name, ()))))
-    specs += controller_host_specs(plan.controllers, remappings=remappings)
+    specs += controller_host_specs(plan.controllers, remappings=remappings, state=host_state_parameters(plan))
     return specs
+
+
+def host_state_parameters(plan: Plan) -> dict[str, Any]:
+    """Where the controller hosts' controllers take their states (lotusim_autonomy.fleet_state_intake): the
+    fleet state, stepping at physics.odom_rate_hz (the rate their gains were tuned at), unless the fleet state
+    comes slower than that (physics.fleet_state_every); then their odometry topics."""
+    dynamics = plan.node_parameters.get("dynamics_0", {})
+    odom_hz = float(dynamics.get("odom_rate_hz", 10.0))
+    state_hz = 1.0 / (float(dynamics.get("step_s", 0.02)) * int(dynamics.get("fleet_state_every", 1)))
+    return {"state_rate_hz": odom_hz, "state_source": "fleet_state" if state_hz >= odom_hz * (1 - 1e-9) else "odom"}
 
 
 CONTROLLERS_PER_HOST = 60  # one Python process steps ~60 controllers at 10 Hz odometry well above real time
@@ -130,6 +156,7 @@ def controller_host_specs(
     controllers: Sequence[ControllerPlan],
     per_host: int = CONTROLLERS_PER_HOST,
     remappings: dict[str, list[tuple[str, str]]] | None = None,
+    state: dict[str, Any] | None = None,
 ) -> list[NodeSpec]:
     """The controllers grouped into `controller_host` processes (controller_host_0, ...): the types of
     BATCHED_PER_HOST in hosts of their own (that many per host), the others in ceil(n / per_host) hosts, dealt
@@ -137,10 +164,12 @@ def controller_host_specs(
     remappings: rules by node name; a controller's (`<type>_<vessel>`, e.g. from a HIL remapping file) go to its
     host, with the host's own (`controller_host_<k>`). A host with rules publishes its controllers' commands on
     their topics (batch_commands false: the rules apply to them); the others send them in one message per burst
-    (lotusim_autonomy.command_outbox)."""
+    (lotusim_autonomy.command_outbox). state: the hosts' `state_rate_hz` and `state_source` (host_state_parameters);
+    a host whose rules remap an odometry topic reads its controllers' odometry topics (state_source odom)."""
     if not controllers:
         return []
     remappings = remappings or {}
+    state = state or {}
     pools = [([c for c in controllers if c.type not in BATCHED_PER_HOST], per_host)]
     pools += [([c for c in controllers if c.type == kind], n) for kind, n in BATCHED_PER_HOST.items()]
     groups: list[list[dict[str, Any]]] = []
@@ -161,6 +190,8 @@ def controller_host_specs(
                 "use_sim_time": True,
                 "controllers_yaml": yaml.dump(group, Dumper=_DUMPER, default_flow_style=None),
                 "batch_commands": not rules[k],
+                **state,
+                **({"state_source": "odom"} if any(src.endswith("odom") for src, _ in rules[k]) else {}),
             },
             tuple(rules[k]),
         )

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from lotusim_core.sim.launch_plan import NodeSpec
+from lotusim_core.sim.launch_plan import NodeSpec, dds_environment
 
 RESPAWN_DELAY_S = 1.0  # wall time between a node's death and its restart (launch's respawn_delay)
 MAX_RESTARTS = 5  # restarts of one node within RESTART_WINDOW_S before the run is given up
@@ -143,7 +143,7 @@ class ProcessLauncher:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            env=os.environ.copy(),
+            env={**os.environ, **dds_environment(os.environ)},
             preexec_fn=die_with_parent(),
         )
         self.processes[spec.name].log = log

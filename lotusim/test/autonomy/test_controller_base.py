@@ -48,11 +48,11 @@ class _Recorder(VesselController):
         self.gain = read.number("gain", 1.0, 0.0)
         read.finish()
         self.skip_before_s = skip_before_s
-        self._endpoints.subscription(Odometry, f"{vessel}/odom", self._on_odom, 1)
+        self.listen_for_states()
         self.steps: list[tuple[float, float]] = []
 
-    def skip_odometry(self, msg) -> bool:
-        return msg.header.stamp.sec < self.skip_before_s
+    def skip_state(self, t_s: float) -> bool:
+        return t_s < self.skip_before_s
 
     def control(self, s, h) -> None:
         self.steps.append((s.t_s, h))
@@ -149,3 +149,44 @@ def test_controllers_yaml_entries() -> None:
         {"type": "t", "vessel": "v", "params": {}},
         {"type": "u", "vessel": "w", "params": {"k": 1}},
     ]
+
+
+def _fleet_state(t_s: float, names: list[str], worker: str = "worker_0"):
+    """A FleetState of vessels at rest at x = row index (map ENU), heading east."""
+    from lotusim_interfaces.msg import FleetState
+
+    msg = FleetState(worker=worker, names=names)
+    msg.header.stamp.sec = int(t_s)
+    msg.header.stamp.nanosec = int(round((t_s - int(t_s)) * 1e9))
+    n = len(names)
+    msg.position = [float(v) for i in range(n) for v in (i, 0.0, 0.0)]
+    msg.orientation = [0.0, 0.0, 0.0, 1.0] * n
+    msg.twist = [0.0] * (6 * n)
+    return msg
+
+
+def test_fleet_state_intake_steps_each_controller_at_the_host_rate_spread_over_the_period() -> None:
+    """state_source fleet_state: 50 Hz fleet states, a 10 Hz host: each controller takes one state per 0.1 s,
+    the k-th one added 0.02 k s later in the period (PHASES groups), the first at its phase; its own row, in NED."""
+    node = _Node()
+    node.state_rate_hz = 10.0
+    made = [_Recorder(node, f"auv{k}", {"model": "remus100", "state_source": "fleet_state"}) for k in range(3)]
+    intake = node._lotusim_state_intake
+    assert node.destroyed == [] and len(intake.members) == 3
+    names = ["ship", "auv2", "auv0", "auv1"]  # the worker's order, not the host's; "ship" is not hosted here
+    for i in range(50):  # 0 .. 0.98 s
+        intake.take(_fleet_state(0.02 * i, names))
+    for k, c in enumerate(made):
+        stamps = [t for t, _h in c.steps]
+        assert stamps == pytest.approx([0.02 * k + 0.1 * j for j in range(10)])  # the first at its phase
+        assert [h for _t, h in c.steps] == pytest.approx([0.0] + [0.1] * 9)
+        assert c.odom_count == len(c.steps)
+        row = names.index(c.vessel)
+        assert c.state.position_ned_m.tolist() == [0.0, float(row), -0.0]  # ENU x = row -> NED y (east)
+        assert c.state.rpy_ned_rad[2] == pytest.approx(math.pi / 2)  # facing east: NED heading 90 deg
+    made[1].close()
+    before = [len(c.steps) for c in made]
+    intake.take(_fleet_state(0.5, names))  # a jump back (a checkpoint restore): a new period for the others
+    assert [len(c.steps) for c in made] == [before[0] + 1, before[1], before[2] + 1]
+    intake.take(_fleet_state(0.6, ["auv0"], worker="worker_1"))  # another worker's fleet state has auv0 now
+    assert made[0].steps[-1][0] == pytest.approx(0.6)

@@ -1,10 +1,11 @@
 """Launch files: they compile, and what they build from a scenario is right. `launch` / `launch_ros` are not
-installed here, so the two files run against minimal stand-ins of the four launch classes they use (the stand-ins
+installed here, so the two files run against minimal stand-ins of the five launch classes they use (the stand-ins
 record their arguments; no ROS behaviour is imitated) and the recorded Node arguments are checked."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import py_compile
 import re
 import subprocess
@@ -240,7 +241,7 @@ def launch_modules(monkeypatch):
         for name in ("launch", "launch.actions", "launch.substitutions", "launch_ros", "launch_ros.actions")
     }
     mods["launch"].LaunchDescription = Recorder
-    for cls in ("DeclareLaunchArgument", "ExecuteProcess", "OpaqueFunction"):
+    for cls in ("DeclareLaunchArgument", "ExecuteProcess", "OpaqueFunction", "SetEnvironmentVariable"):
         setattr(mods["launch.actions"], cls, type(cls, (Recorder,), {}))
     mods["launch.substitutions"].LaunchConfiguration = LaunchConfiguration
     mods["launch_ros.actions"].Node = type("Node", (Recorder,), {})
@@ -288,6 +289,9 @@ def test_sim_launch_starts_the_plan_nodes_and_the_spawner(launch_modules):
     spawner = [a for a in actions if type(a).__name__ == "ExecuteProcess"]
     assert len(spawner) == 1 and spawner[0].kwargs["cmd"][:3] == ["lotusim", "spawn", "--scenario"]
     assert spawner[0].kwargs["cmd"][-2:] == ["--worker-wait-s", "300"]
+    environment = [a.args for a in actions if type(a).__name__ == "SetEnvironmentVariable"]
+    assert environment == list(launch_plan.dds_environment(os.environ).items())  # before the nodes start
+    assert type(actions[0]).__name__ == ("SetEnvironmentVariable" if environment else "Node")
 
 
 def test_hil_launch_applies_the_remapping(launch_modules, tmp_path):
@@ -326,6 +330,51 @@ def test_a_number_in_exponent_notation_without_a_dot_is_a_number(tmp_path):
     path.write_text(re.sub(r"step_s: *[0-9.]+", "step_s: 2e-2", text, count=1))
     assert load_scenario(str(path)).physics.step_s == 0.02
     assert safe_yaml.load("a: '1e-3'\nb: 1e\nc: 10\nd: -4.5E-1") == {"a": "1e-3", "b": "1e", "c": 10, "d": -0.45}
+
+
+def test_hosts_take_states_from_the_fleet_state_at_the_odometry_rate_unless_odometry_is_remapped_or_faster():
+    """The hosts' controllers step on fleet states at physics.odom_rate_hz (lotusim_autonomy.fleet_state_intake);
+    a host with a remapped odometry topic (a HIL stack's INS), or a fleet state slower than the odometry, reads
+    the odometry topics."""
+    scenario = load_scenario("mixed_fleet_brest")
+    hosts = [s for s in launch_plan.node_specs(scenario.plan()) if s.executable == "controller_host"]
+    assert {(h.parameters["state_source"], h.parameters["state_rate_hz"]) for h in hosts} == {("fleet_state", 10.0)}
+    plan = scenario.with_overrides({"physics.odom_rate_hz": 25.0}).plan()
+    hosts = [s for s in launch_plan.node_specs(plan) if s.executable == "controller_host"]
+    assert {(h.parameters["state_source"], h.parameters["state_rate_hz"]) for h in hosts} == {("fleet_state", 25.0)}
+    slower = {"physics.fleet_state_every": 2, "physics.odom_rate_hz": 50.0}  # 25 Hz fleet state, 50 Hz odometry
+    plan = scenario.with_overrides(slower).plan()
+    hosts = [s for s in launch_plan.node_specs(plan) if s.executable == "controller_host"]
+    assert {h.parameters["state_source"] for h in hosts} == {"odom"}
+    rule = ("wamv_2/odom", "/ins/odom")
+    state = launch_plan.host_state_parameters(scenario.plan())
+    rules = {"waypoint_follower_wamv_2": [rule]}
+    hosts = launch_plan.controller_host_specs(scenario.plan().controllers, 20, rules, state)
+    assert [h.parameters["state_source"] for h in hosts] == ["odom" if h.remappings else "fleet_state" for h in hosts]
+    assert sum(h.parameters["state_source"] == "odom" for h in hosts) == 1
+
+
+def test_nodes_get_the_dds_profiles_unless_the_user_has_some_or_another_rmw():
+    """config/dds/fastdds_profiles.xml: the fleet state's and the answers' writers send a heartbeat every 0.05 s
+    (a lost sample is repaired within a step, not Fast DDS's default 3 s, while a clock master waits for an
+    answer); its profiles name the topics lotusim uses."""
+    import xml.etree.ElementTree as ET
+
+    from lotusim_autonomy import command_outbox, fleet_state_intake
+
+    env = launch_plan.dds_environment({})
+    path = Path(env["FASTDDS_DEFAULT_PROFILES_FILE"])
+    assert path.is_file() and path.parent.parent == package_share() / "config"
+    ns = {"d": "http://www.eprosima.com"}
+    writers = ET.parse(path).getroot().findall("d:profiles/d:data_writer", ns)
+    assert {w.get("profile_name") for w in writers} == {fleet_state_intake.TOPIC, command_outbox.TOPIC}
+    for w in writers:
+        period = w.find("d:times/d:heartbeat_period", ns)
+        assert (period.find("d:sec", ns).text, period.find("d:nanosec", ns).text) == ("0", "50000000")
+    assert launch_plan.dds_environment({"RMW_IMPLEMENTATION": "rmw_fastrtps_dynamic_cpp"}) == env
+    assert launch_plan.dds_environment({"FASTDDS_DEFAULT_PROFILES_FILE": "/mine.xml"}) == {}
+    assert launch_plan.dds_environment({"FASTRTPS_DEFAULT_PROFILES_FILE": "/mine.xml"}) == {}
+    assert launch_plan.dds_environment({"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}) == {}
 
 
 def test_flight_controllers_get_hosts_of_their_own():
