@@ -15,8 +15,9 @@ The contract. A vessel controller is a class
         def __init__(self, node: rclpy.node.Node, vessel: str, params: dict[str, Any]) -> None:
             '''Create its subscriptions, publishers, services and timers on `node`, with names relative to the
             vessel and no leading slash (f"{vessel}/odom", f"{vessel}/thrusters/{name}/cmd", ...), so that
-            the host's namespace and remappings apply. Raise ValueError("<vessel>: <key>: <reason>") on a bad
-            parameter.'''
+            the host's namespace and remappings apply; its vessel's states through
+            VesselController.listen_for_states (the odometry topic, or the host's fleet-state intake). Raise
+            ValueError("<vessel>: <key>: <reason>") on a bad parameter.'''
 
         def close(self) -> None:
             '''Destroy what it created on the node (the host calls it on shutdown or removal).'''
