@@ -25,15 +25,32 @@ from lotusim_physics.integrators import (
     row_start,
     work_arrays,
 )
-from lotusim_physics.rotors import rotor_wrench, surface_contact
+from lotusim_physics.rotors import descent_speed, rotor_wrench, surface_contact
 
 
 @njit(cache=True, fastmath=FASTMATH)
 def step_aerial(
-    xs, vp, vi, tp, frozen, status, fault_step, lo, hi, dt, substeps, steps, method, max_speed, max_rate, max_pos
+    xs,
+    vp,
+    vi,
+    tp,
+    frozen,
+    status,
+    fault_step,
+    impact,
+    lo,
+    hi,
+    dt,
+    substeps,
+    steps,
+    method,
+    max_speed,
+    max_rate,
+    max_pos,
 ):
     """Advance the aerial vehicles lo .. hi-1 by `steps` steps of dt; returns the number of vehicles frozen or with
-    a contact event (codes in status, the step within this call in fault_step). A frozen vehicle is skipped."""
+    a contact event (codes in status, the step within this call in fault_step; at a touchdown, impact holds the
+    descent speed, NED down m/s, at the start of that step). A frozen vehicle is skipped."""
     h = dt / substeps
     ns = L.X_STATE
     x0, x, xt, k1, k2, k3, k4 = work_arrays()
@@ -59,6 +76,8 @@ def step_aerial(
                 xs[i, L.X_CONTACT] = contact
                 status[i] = L.EVENT_TOUCHDOWN if contact > 0.0 else L.EVENT_LIFTOFF
                 fault_step[i] = s
+                if contact > 0.0:
+                    impact[i] = descent_speed(x0)
                 nfault += 1
             code = _check(x, max_speed, max_rate, max_pos)
             if code != L.FAULT_NONE:

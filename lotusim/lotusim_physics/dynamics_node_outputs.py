@@ -27,10 +27,12 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
+from lotusim_core.base import frames
 from lotusim_core.ros.prepacked import RawArrays, RawBatch, RawMessage, RawSequence
 from lotusim_core.ros.ros_names import ODOM_FRAME
 from lotusim_interfaces.msg import Collision, FleetRoster, FleetState, ItemResult, SimStats, VesselInfo
 from lotusim_physics.collisions import KIND_NAMES, CollisionEvent
+from lotusim_physics.faults import ContactEvent
 from lotusim_physics.fleet_roster import RosterEntry
 from lotusim_physics.output_layout import (
     FLEET_STATE_ARRAYS,
@@ -236,6 +238,21 @@ def collision_message(event: CollisionEvent, worker: str) -> Collision:
     msg.position.x, msg.position.y, msg.position.z = event.point_enu
     msg.normal.x, msg.normal.y, msg.normal.z = event.normal_enu
     msg.relative_speed = event.relative_speed_mps
+    return msg
+
+
+def touchdown_message(event: ContactEvent, worker: str) -> Collision:
+    """The lotusim_interfaces/Collision of an aerial vehicle's touchdown (KIND_SEA or KIND_DECK; position: where it
+    came to rest, map ENU; normal up; relative_speed: its descent speed before it)."""
+    msg = Collision(worker=worker, vessel=event.vessel, other=event.surface)
+    msg.kind = Collision.KIND_SEA if event.surface == "sea" else Collision.KIND_DECK
+    ns = round(event.sim_time_s * 1e9)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    msg.header.frame_id = "map"
+    if event.position_ned is not None:
+        msg.position.x, msg.position.y, msg.position.z = (float(v) for v in frames.ned_to_enu(event.position_ned))
+    msg.normal.z = 1.0
+    msg.relative_speed = event.descent_mps
     return msg
 
 

@@ -3,6 +3,7 @@ contact events of aerial vehicles (a touchdown on, or a lift-off from, the surfa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from lotusim_physics import layout as L
@@ -39,8 +40,11 @@ class ContactEvent:
     sim_time_s: float
     touchdown: bool
     surface: str = "sea"  # "sea" (the sea or the ground at sea level) or the vessel whose deck it is
+    position_ned: tuple[float, float, float] | None = None  # a touchdown: where the vehicle's CO came to rest, NED m
+    descent_mps: float = math.nan  # a touchdown: its descent speed (relative to the deck) before it, m/s
 
     def __str__(self) -> str:
         where = "the sea" if self.surface == "sea" else f"the deck of '{self.surface}'"
         what = f"touched down on {where}" if self.touchdown else f"lifted off {where}"
-        return f"vessel '{self.vessel}' {what} at t={self.sim_time_s:.3f} s"
+        speed = f" (descending at {self.descent_mps:.2f} m/s)" if math.isfinite(self.descent_mps) else ""
+        return f"vessel '{self.vessel}' {what} at t={self.sim_time_s:.3f} s{speed}"

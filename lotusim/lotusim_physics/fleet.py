@@ -280,6 +280,7 @@ class Fleet:
         self._frozen = np.zeros(cap, dtype=np.bool_)
         self._status = np.zeros(cap, dtype=np.int64)
         self._fault_step = np.zeros(cap, dtype=np.int64)  # step of a fault within the last step() call
+        self._impact = np.zeros(cap)  # aerial: descent speed (m/s) at the start of the step of the last touchdown
         # hull box (lotusim_core.base.hull_box): half extents (3), centre FRD (3), bounding radius about CO (1), m
         self._box = np.zeros((cap, 7))
         self._tp = np.zeros((max(4, cap), L.T_WIDTH))
@@ -436,6 +437,7 @@ class Fleet:
         self._frozen[i] = False
         self._status[i] = 0
         self._fault_step[i] = 0
+        self._impact[i] = 0.0
         self.names[i] = name
         self._specs[i] = spec
         self._index[name] = i
@@ -448,7 +450,8 @@ class Fleet:
 
     def _move_row(self, src: int, dst: int) -> None:
         """Copy vessel row `src` (state, parameters, bookkeeping, name, spec) into row `dst`."""
-        for arr in (self._xs, self._vp, self._vi, self._frozen, self._status, self._fault_step, self._box):
+        rows = (self._xs, self._vp, self._vi, self._frozen, self._status, self._fault_step, self._impact, self._box)
+        for arr in rows:
             arr[dst] = arr[src]
         moved = self.names[src]
         self.names[dst] = moved
@@ -624,7 +627,7 @@ class Fleet:
         )  # fmt: skip
         if self._n > self._n_marine:
             found += step_aerial(
-                self._xs, self._vp, self._vi, self._tp, self._frozen, self._status, self._fault_step,
+                self._xs, self._vp, self._vi, self._tp, self._frozen, self._status, self._fault_step, self._impact,
                 self._n_marine, self._n, self.dt_s, self.substeps, steps, self._method,
                 self.max_speed_mps, self.max_rate_rad_s, self.max_position_m,
             )  # fmt: skip
@@ -741,10 +744,16 @@ class Fleet:
         xs[found.drone_rows, L.X_NUDOT : L.X_NUDOT + 6] = (
             xs[found.drone_rows, L.X_NU : L.X_NU + 6] - nu_start
         ) / self.dt_s
-        now = {self.names[a]: self.names[d] for a, d in zip(found.drone_rows, found.deck_rows, strict=True)}
-        for drone, vessel in now.items():
+        now: dict[str, str] = {}
+        for j, (row, deck) in enumerate(zip(found.drone_rows.tolist(), found.deck_rows.tolist(), strict=True)):
+            drone, vessel = self.names[row], self.names[deck]
+            now[drone] = vessel
             if self._on_deck.get(drone) != vessel:
-                self._contact_events.append(ContactEvent(drone, t_end_s, True, vessel))
+                where = tuple(float(v) for v in found.position_ned[j])
+                # its descent speed relative to the deck at the step's start (NED down; the drone's attitude now)
+                r = frames.rotation_matrix(self._xs[[row, deck], L.X_Q : L.X_Q + 4])
+                speed = float((r[0] @ nu_start[j, :3])[2] - (r[1] @ self._xs[deck, L.X_NU : L.X_NU + 3])[2])
+                self._contact_events.append(ContactEvent(drone, t_end_s, True, vessel, where, speed))
         for drone, vessel in self._on_deck.items():
             if now.get(drone) != vessel and drone in self._index:
                 self._contact_events.append(ContactEvent(drone, t_end_s, False, vessel))
@@ -791,7 +800,10 @@ class Fleet:
             code = int(self._status[i])
             if code in (L.EVENT_TOUCHDOWN, L.EVENT_LIFTOFF):  # not a fault: the vessel runs on
                 t_event = float(t_s) + self.dt_s * (int(self._fault_step[i]) + 1)
-                self._contact_events.append(ContactEvent(self.names[i], t_event, code == L.EVENT_TOUCHDOWN))
+                down = code == L.EVENT_TOUCHDOWN
+                where = tuple(float(v) for v in self._xs[i, L.X_POS : L.X_POS + 3])
+                speed = float(self._impact[i]) if down else math.nan
+                self._contact_events.append(ContactEvent(self.names[i], t_event, down, "sea", where, speed))
                 self._fault_step[i] = 0
                 self._status[i] = 0
                 continue
@@ -912,7 +924,7 @@ class Fleet:
         if needed <= cap:
             return
         new_cap = max(needed, 2 * cap)
-        for attr in ("_xs", "_vp", "_vi", "_frozen", "_status", "_fault_step", "_box"):
+        for attr in ("_xs", "_vp", "_vi", "_frozen", "_status", "_fault_step", "_impact", "_box"):
             old = getattr(self, attr)
             new = np.zeros((new_cap,) + old.shape[1:], dtype=old.dtype)
             new[: self._n] = old[: self._n]

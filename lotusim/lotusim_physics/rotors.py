@@ -117,6 +117,13 @@ def gravity_in_air(prm, kx, ky, kz):
 
 
 @njit(cache=True)
+def descent_speed(x):
+    """The NED down velocity (m/s, > 0 descending) of state x (13,): the third row of R(q) times the body velocity."""
+    _, _, _, _, _, _, k0, k1, k2 = rotation_from_quat(x[3], x[4], x[5], x[6])
+    return k0 * x[7] + k1 * x[8] + k2 * x[9]
+
+
+@njit(cache=True)
 def surface_contact(x, contact_height_m, elevation_m):
     """Put a vehicle whose landing gear is at or below the surface (z = -elevation_m, NED) back on it and remove
     its downward NED velocity and its roll and pitch rates (module docstring). x (13,) in place; returns True when

@@ -18,6 +18,7 @@ from std_srvs.srv import Trigger  # noqa: E402
 from lotusim_autonomy.controller_host import ControllerHost  # noqa: E402
 from lotusim_autonomy.multirotor_controller import STATUS_LABEL, FlightControllerNode  # noqa: E402
 from lotusim_core.base import frames  # noqa: E402
+from lotusim_interfaces.msg import Collision  # noqa: E402
 from simnodes import Sim, create_item, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros  # starts DDS participants (nodes, node processes or the ros2 CLI)
@@ -152,6 +153,8 @@ def test_hosted_flight_controller_lands_an_x500_on_a_moving_wamv(ros_context):
             sim.client.create_publisher(Float64, f"/usv/thrusters/{side}/cmd", 10) for side in ("left", "right")
         ]
         land_on = sim.client.create_publisher(String, "/drone/land_on", 10)
+        contacts: list[Collision] = []
+        sim.client.create_subscription(Collision, "/lotusim/collisions", contacts.append, 100)
         spin_until(sim.executor, lambda: all(p.get_subscription_count() > 0 for p in throttle), 10.0, "thrusters")
         spin_until(sim.executor, lambda: land_on.get_subscription_count() > 0, 10.0, "land_on matched")
         for pub in throttle:
@@ -172,6 +175,14 @@ def test_hosted_flight_controller_lands_an_x500_on_a_moving_wamv(ros_context):
         assert fc.pilot.phase == "disarmed" and np.all(fc.last_commands == 0.0) and fleet.in_contact[i]
         assert abs(gear[0]) <= 1.2 and abs(gear[1]) <= 1.0 and abs(gear[2] + 1.0) < 0.02
         assert np.linalg.norm(v_boat) > 1.0 and np.linalg.norm(v_drone - v_boat) < 0.05
+        # the touchdown on /lotusim/collisions: on the deck of usv, at about the landing's 0.7 m/s relative descent
+        spin_until(sim.executor, lambda: len(contacts) > 0, 5.0, "the touchdown event")
+        deck = [(c.vessel, c.other, c.kind) for c in contacts if c.kind == Collision.KIND_DECK]
+        assert deck == [("drone", "usv", Collision.KIND_DECK)], contacts
+        touchdown = next(c for c in contacts if c.kind == Collision.KIND_DECK)
+        print(f"touchdown: {touchdown.relative_speed:.2f} m/s relative to the deck")
+        assert 0.3 < touchdown.relative_speed < 1.0
+        assert (touchdown.normal.x, touchdown.normal.y, touchdown.normal.z) == (0.0, 0.0, 1.0)
     finally:
         if host is not None:
             host.close()

@@ -32,7 +32,9 @@ from recordings import read, stamp_s  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from test_scenarios_e2e import run_scenario  # noqa: E402  (the `lotusim run` helper)
 
+from lotusim_core.base.catalogue import load_vehicle  # noqa: E402
 from lotusim_core.sim.scenario import load_scenario  # noqa: E402
+from lotusim_interfaces.msg import Collision  # noqa: E402
 
 pytestmark = pytest.mark.ros  # one to three drones under `lotusim run`: light enough to share the machine
 
@@ -185,6 +187,19 @@ def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tm
         f"drone_1 barometer: {len(held)} readings in 5 s, median error {np.median(error):.2f} Pa, std {error.std():.2f}"
     )
     assert 200 <= len(held) <= 260 and abs(np.median(error)) < 3.0 and error.std() < 6.0
+    # each drone, spawned with its gear 0.073 m above the calm sea, touched down on it once, at the start, at
+    # sqrt(2 g h) = 1.20 m/s less at most one step's g dt (its speed at the start of that step): /lotusim/collisions
+    touchdowns = list(read(tmp_path / "rec", "/lotusim/collisions"))
+    contact_height_m = load_vehicle("x500").aerial.contact_height_m
+    assert sorted(m.vessel for m in touchdowns) == ["drone_1", "drone_2", "drone_3"], touchdowns
+    for m in touchdowns:
+        spawn = next(v for v in scenario.vessels if v.name == m.vessel).position_enu
+        drop = spawn[2] - contact_height_m
+        assert (m.kind, m.other, m.header.frame_id) == (Collision.KIND_SEA, "sea", "map")
+        assert stamp_s(m) < 0.5 and (m.normal.x, m.normal.y, m.normal.z) == (0.0, 0.0, 1.0)
+        assert (m.position.x, m.position.y) == pytest.approx(spawn[:2], abs=0.01)
+        assert m.position.z == pytest.approx(contact_height_m, abs=1e-4)  # the gear on the sea at z = 0 (nearly level)
+        assert math.sqrt(2 * 9.81 * drop) - 9.81 * 0.02 - 0.01 <= m.relative_speed <= math.sqrt(2 * 9.81 * drop)
 
 
 def starve_host_during_takeoff(

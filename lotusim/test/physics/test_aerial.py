@@ -136,6 +136,11 @@ def test_an_uncontrolled_hovering_drone_drifts_downwind(x500):
     assert fleet.state_enu()[0][0, 0] > 1.0  # ENU x = east
 
 
+def falling_speed(height_m: float, terminal_mps: float = 16.0) -> float:
+    """Speed after a fall of height_m from rest with quadratic drag: v_t sqrt(1 - exp(-2 g h / v_t²))."""
+    return terminal_mps * math.sqrt(1.0 - math.exp(-2.0 * G * height_m / terminal_mps**2))
+
+
 def test_a_drone_rests_on_the_sea_surface_and_touchdown_is_reported(x500):
     fleet = _drone(x500, z=-2.0, omega=0.0)
     fleet.step(0.0, steps=200)
@@ -146,6 +151,11 @@ def test_a_drone_rests_on_the_sea_surface_and_touchdown_is_reported(x500):
     assert [(e.vessel, e.touchdown) for e in events] == [("x500", True)]
     # the gear falls 2 - 0.227 m: sqrt(2 h / g) = 0.601 s, v_t = 16 m/s makes drag negligible; at the end of that step
     assert events[0].sim_time_s == pytest.approx(math.sqrt(2 * (2.0 - CONTACT_H) / G), abs=0.011)
+    # at v_t sqrt(1 - exp(-2 g h / v_t²)) = 5.70 m/s (quadratic drag, v_t 16 m/s; sqrt(2 g h) = 5.90 without),
+    # within the last step's g dt (the speed at its start); and where it came to rest
+    assert events[0].descent_mps == pytest.approx(falling_speed(2.0 - CONTACT_H), abs=G * 0.011)
+    assert events[0].position_ned == pytest.approx((0.0, 0.0, -CONTACT_H), abs=1e-9)
+    assert str(events[0]) == "vessel 'x500' touched down on the sea at t=0.610 s (descending at 5.64 m/s)"
     # on the surface it stays there; full throttle lifts it off again
     fleet.set_thruster_commands("x500", [OMEGA_MAX] * 4)
     fleet.step(2.0, steps=100)
@@ -316,8 +326,10 @@ def test_a_drone_dropped_over_a_moving_usv_lands_on_its_deck_and_rides_along(x50
     assert fleet.on_deck("drone") == "usv" and fleet.in_contact[1]
     events = fleet.take_contact_events()
     assert [(e.vessel, e.touchdown, e.surface) for e in events] == [("drone", True, "usv")]
-    # a fall of 2 m: sqrt(2 x 2 / g) = 0.64 s after the drop, to the step
+    # a fall of 2 m: sqrt(2 x 2 / g) = 0.64 s after the drop, to the step; onto the deck at 6.03 m/s (drag as above)
     assert events[0].sim_time_s - 30.0 == pytest.approx(math.sqrt(4.0 / G), abs=0.03)
+    assert events[0].descent_mps == pytest.approx(falling_speed(2.0), abs=G * 0.03)
+    assert events[0].position_ned[2] == pytest.approx(fleet.position_ned[1, 2], abs=0.05)  # at rest on the deck
     fleet.step(32.0, steps=500)  # 10 s on the moving deck
     from lotusim_core.base.frames import rotation_matrix
 
