@@ -33,7 +33,7 @@ from lotusim_physics import checkpoint as worker_checkpoint
 from lotusim_physics import dynamics_node_outputs as out
 from lotusim_physics import pacing
 from lotusim_physics.dynamics_node_clock import ControllerWait, SimTimeEndpoints
-from lotusim_physics.dynamics_node_vessels import ENDPOINT_BUDGET_S, VesselEndpoints
+from lotusim_physics.dynamics_node_vessels import ENDPOINT_BUDGET_S, HELD_ENDPOINT_S, VesselEndpoints
 from lotusim_physics.fleet_roster import RosterRevisions, roster_of
 from lotusim_physics.run_limit import RateParameter, RunLimit
 from lotusim_physics.worker import CREATE, DELETE, MOVE, FleetWorker
@@ -178,12 +178,26 @@ class DynamicsWorker(Node):
 
     def _maybe_publish_stats(self) -> None:
         if (now := self.pacer.stats_due()) is not None:
-            window = self.pacer.close_window(now, self.core.iteration)
-            self._stats_pub.publish(out.stats_message(self.core, self.settings, window))
+            self._publish_stats(now)
+
+    def _publish_stats(self, now: float) -> None:
+        """The statistics of the window ending at wall time `now` (the pacer's clock)."""
+        window = self.pacer.close_window(now, self.core.iteration)
+        pending = self.endpoints.queue.backlog
+        self._stats_pub.publish(out.stats_message(self.core, self.settings, window, pending))
 
     def _create_pending_endpoints(self, budget_s: float = ENDPOINT_BUDGET_S) -> None:
-        """New vessels' topics made and deleted vessels' destroyed, within `budget_s` wall seconds."""
+        """New vessels' topics made and deleted vessels' destroyed, within `budget_s` wall seconds (HELD_ENDPOINT_S
+        while the sim time is held: nothing else is to be done); the statistics at once when none is left, so that
+        `lotusim run` starts the sim time as soon as the fleet's topics exist."""
+        queue = self.endpoints.queue
+        if not queue.backlog:
+            return
+        if not self.run_limit.allowed(self.core.iteration, 1):
+            budget_s = max(budget_s, HELD_ENDPOINT_S)
         self.endpoints.work(budget_s)
+        if not queue.backlog:
+            self._publish_stats(self.pacer.clock())
 
     def _on_environment(self, msg: EnvironmentConfig) -> None:
         try:

@@ -292,8 +292,11 @@ def roster_message(worker: str, revision: int, entries: tuple[RosterEntry, ...])
     return FleetRoster(worker=worker, revision=revision, vessels=vessels)
 
 
-def stats_message(worker: FleetWorker, settings: WorkerSettings, window: WindowStats) -> SimStats:
-    """The lotusim_interfaces/SimStats of `worker` at the end of a statistics window."""
+def stats_message(
+    worker: FleetWorker, settings: WorkerSettings, window: WindowStats, endpoints_pending: int = 0
+) -> SimStats:
+    """The lotusim_interfaces/SimStats of `worker` at the end of a statistics window (endpoints_pending: the
+    vessels whose topics are still to make or destroy)."""
     fleet = worker.fleet
     msg = SimStats(
         worker=worker.name,
@@ -309,6 +312,7 @@ def stats_message(worker: FleetWorker, settings: WorkerSettings, window: WindowS
         step_compute_time_s=window.step_compute_time_s,
         step_compute_time_max_s=window.step_compute_time_max_s,
         environment_revision=worker.environment.revision,
+        endpoints_pending=endpoints_pending,
     )
     msg.header.stamp = stamp_from_ns(worker.sim_time_ns)
     return msg

@@ -32,6 +32,7 @@ from lotusim_physics.endpoint_queue import EndpointQueue
 from lotusim_physics.thruster_batch import ThrusterCommandBatch
 
 ENDPOINT_BUDGET_S = 0.005  # wall time per call for creating and destroying vessels' topics (outside fast ticks)
+HELD_ENDPOINT_S = 0.015  # the same while the sim time is held (run_until_s, paused): 15 ms of each 20 ms timer period
 DEPTH = 10  # history depth of every per-vessel topic (reliable, volatile: rclpy's default QoS)
 
 

@@ -32,6 +32,11 @@ class EndpointQueue:
         self.pending.pop(name, None)
         self.doomed += endpoints
 
+    @property
+    def backlog(self) -> int:
+        """The work left: vessels whose endpoints are to be made plus endpoints to be destroyed."""
+        return len(self.pending) + len(self.doomed)
+
     def abandon(self) -> None:
         """The node goes away: nothing is to be made or destroyed any more (its destruction takes its endpoints)."""
         self.pending.clear()

@@ -492,6 +492,31 @@ def test_realtime_mode_keeps_rtf_within_5_percent_for_100_vessels(ros_context):
         sim.close()
 
 
+def test_a_held_worker_reports_the_topics_still_to_make_and_says_at_once_when_none_is_left(ros_context):
+    """`lotusim run` holds the master at sim time 0 (run_until_s 0) until its vessels' topics exist: the worker
+    reports the work left in SimStats.endpoints_pending, and sends its statistics as soon as it reaches 0 (not at
+    the next 1 s period), with every vessel counted; none of the sim time has run meanwhile."""
+    from lotusim_interfaces.msg import SimStats
+
+    sim = Sim(ros_context, mode="realtime", step_s=0.02, stats_rate_hz=0.2, run_until_s=0.0)
+    try:
+        stats: list[tuple[float, SimStats]] = []
+        sim.client.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.append((time.monotonic(), m)), 100)
+        sim.spin_for(0.5)
+        items = [create_item(f"a{k}", "lrauv", (3.0 * (k % 10), 3.0 * (k // 10), -20.0)) for k in range(60)]
+        assert sim.command(items).succeeded == 60
+        spin_until(sim.executor, lambda: not sim.worker.endpoint_queue.backlog, 60.0, "vessel topics created")
+        drained = time.monotonic()
+        spin_until(sim.executor, lambda: any(m.endpoints_pending == 0 and m.vessel_count == 60 for _, m in stats),
+                   2.0, "the statistics once the topics were made")  # fmt: skip
+        arrived, last = next((t, m) for t, m in stats if m.endpoints_pending == 0 and m.vessel_count == 60)
+        assert arrived - drained < 0.5  # sent at once: the period is 5 s
+        assert last.sim_time_s == 0.0 and sim.worker.iteration == 0  # held meanwhile
+        assert all(sim.client.count_publishers(f"/a{k}/odom") == 1 for k in range(60))
+    finally:
+        sim.close()
+
+
 def test_fast_mode_serves_commands_and_services_while_it_runs(ros_context):
     """Fast mode, as the benchmark runs it (0.03 s step, fleet state and odometry at 10 Hz of sim time): goals and
     services are served between the batches of steps, the fleet state follows the exact 10 Hz schedule of sim
