@@ -443,7 +443,8 @@ def test_registry_rebuilt_after_restart_when_the_first_listing_answer_is_lost(si
     sent = lose_first_answer(sim.mas.calls.clients_of("worker_0")["list"])
     sim.executor.add_node(sim.mas)
     spin_until(sim.executor, lambda: len(sim.mas.registry.entries()) == 2, 15.0, "registry rebuilt")
-    assert len(sent) == 2 and sorted(e.name for e in sim.mas.registry.entries()) == ["a", "b"]
+    # asked again (a third time when a loaded machine also delays the second answer past the 0.5 s: seen in CI)
+    assert len(sent) >= 2 and sorted(e.name for e in sim.mas.registry.entries()) == ["a", "b"]
 
 
 def test_two_workers_share_the_fleet_and_stay_on_one_clock(ros_context):
