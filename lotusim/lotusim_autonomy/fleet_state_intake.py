@@ -70,7 +70,6 @@ class FleetStateIntake:
         self._phase_ns = np.zeros(0, dtype=np.int64)
         self._taken = np.zeros(0, dtype=np.int64)  # the period index of each member's last state
         self._layouts: dict[tuple[str, tuple[str, ...]], _Layout] = {}
-        self.states = 0  # fleet states handled
         self._sub = node.create_subscription(FleetState, TOPIC, self._on_fleet_state, 10)
 
     def add(self, controller: StateTaker) -> None:
@@ -107,7 +106,6 @@ class FleetStateIntake:
 
     def take(self, msg: Any) -> None:
         """Hand each controller of this host found in a worker's fleet state its state, if its turn has come."""
-        self.states += 1
         layout = self._layout(msg.worker, msg.names)
         if not len(layout.rows):
             return
