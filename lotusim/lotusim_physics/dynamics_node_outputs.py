@@ -232,8 +232,7 @@ def fleet_status(frozen: np.ndarray, colliding: np.ndarray) -> np.ndarray:
 def collision_message(event: CollisionEvent, worker: str) -> Collision:
     """The lotusim_interfaces/Collision of a contact that began (stamp: its sim time; frame map)."""
     msg = Collision(worker=worker, vessel=event.vessel, other=event.other, kind=KIND_NAMES.index(event.kind))
-    ns = round(event.sim_time_s * 1e9)
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    msg.header.stamp = stamp_from_ns(round(event.sim_time_s * 1e9))
     msg.header.frame_id = "map"
     msg.position.x, msg.position.y, msg.position.z = event.point_enu
     msg.normal.x, msg.normal.y, msg.normal.z = event.normal_enu
@@ -246,8 +245,7 @@ def touchdown_message(event: ContactEvent, worker: str) -> Collision:
     came to rest, map ENU; normal up; relative_speed: its descent speed before it)."""
     msg = Collision(worker=worker, vessel=event.vessel, other=event.surface)
     msg.kind = Collision.KIND_SEA if event.surface == "sea" else Collision.KIND_DECK
-    ns = round(event.sim_time_s * 1e9)
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    msg.header.stamp = stamp_from_ns(round(event.sim_time_s * 1e9))
     msg.header.frame_id = "map"
     if event.position_ned is not None:
         msg.position.x, msg.position.y, msg.position.z = (float(v) for v in frames.ned_to_enu(event.position_ned))

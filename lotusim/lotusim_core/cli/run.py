@@ -14,6 +14,7 @@ import math
 import struct
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 DEMO_SCENARIO = "mixed_fleet_brest"
@@ -345,10 +346,7 @@ def _wait_for_vessel_topics(stats: dict, result, spin_until) -> None:
     process: with the sim time running meanwhile, the first 10 s of wall time of Table V's 187 vessels (1,500 topics
     at the worker) ran 6.2-6.6 s of sim time, the drones' host answered late, and subscribers missed the first
     messages of topics they had not matched yet. After TOPICS_WAIT_S the run starts anyway, with a note."""
-    expected: dict[str, int] = {}
-    for r in result.results:
-        if r.ok:
-            expected[r.worker] = expected.get(r.worker, 0) + 1
+    expected = Counter(r.worker for r in result.results if r.ok)
 
     def left() -> int:
         return sum(
