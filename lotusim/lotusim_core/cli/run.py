@@ -252,6 +252,7 @@ def run_scenario(
             for r in result.results:
                 if not r.ok:
                     print(f"lotusim: vessel {r.name}: {r.reason}", flush=True)
+            _wait_for_vessel_topics(stats, result, spin_until)
             summary["sim_start_s"] = 0.0  # held at 0 until now (run_clock)
             if record:
                 extra = ["/lotusim/console/audit"] if console is not None else []  # who commanded what

@@ -9,7 +9,9 @@ import textwrap
 
 import numpy as np
 import pytest
-from cli_probe import run_cli, start_run, stop_run, wait_for_text  # noqa: E402
+from cli_probe import Probe, run_cli, start_run, stop_run, tail, wait_for_text  # noqa: E402
+
+from lotusim_core.ros import spin
 
 # DDS participants; serial: a large fleet, a long run or the whole machine (run one at a time, Makefile)
 pytestmark = [pytest.mark.ros, pytest.mark.serial]
@@ -230,3 +232,36 @@ def test_run_refuses_a_duration_that_is_not_a_finite_sim_time(duration):
     error = f"argument --duration: expected a finite number of sim seconds >= 0, got '{duration}'"
     assert proc.returncode == 2 and error in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_run_starts_the_sim_time_once_every_spawned_vessel_has_its_topics(tmp_path, own_domain_env):
+    """A worker makes a new vessel's topics in the background after the spawn (about a millisecond each, and DDS
+    announces each to every process): `lotusim run` holds the sim time at 0 until the workers report none left
+    (SimStats.endpoints_pending), so no vessel starts its run without its odometry and thruster topics, and the
+    first seconds run at the requested RTF rather than being spent on topics."""
+    from lotusim_interfaces.msg import SimStats
+
+    rows = "\n".join(
+        f"  - {{name: auv_{k}, model: lrauv, pose: {{position: [{4.0 * (k % 12)}, {4.0 * (k // 12)}, -10.0]}}}}"
+        for k in range(120)
+    )
+    scenario = tmp_path / "many.yaml"
+    scenario.write_text(
+        "name: many_auvs\nseed: 1\nworld: {origin: {latitude_deg: 48.3, longitude_deg: -4.6}, "
+        "bathymetry: {model: flat, depth_m: 60.0}}\nphysics: {step_s: 0.02, mode: realtime}\nvessels:\n" + rows + "\n"
+    )
+    log = tmp_path / "run.log"
+    run = start_run([str(scenario), "--headless", "--duration", "4"], log, own_domain_env)
+    probe = Probe(int(own_domain_env["ROS_DOMAIN_ID"]), "stats_probe")
+    try:
+        seen: list[SimStats] = []
+        probe.node.create_subscription(SimStats, "/lotusim/stats", seen.append, 100)
+        assert spin.wait_for(probe.spin_once, lambda: run.poll() is not None, 180.0), tail(log)
+        assert run.returncode == 0, tail(log)
+    finally:
+        probe.close()
+        stop_run(run)
+    running = [m for m in seen if m.sim_time_s > 0.0]
+    assert len(running) >= 3, [(m.sim_time_s, m.vessel_count, m.endpoints_pending) for m in seen]
+    late = [(m.sim_time_s, m.endpoints_pending) for m in running if m.vessel_count != 120 or m.endpoints_pending]
+    assert not late, f"the sim time ran while topics were still to make: {late}"
