@@ -39,6 +39,7 @@ class Roster:
         self._free: list[int] = list(range(capacity - 1, -1, -1))
         self._worker_names: dict[str, tuple[str, ...]] = {}
         self._worker_slots: dict[str, np.ndarray] = {}
+        self.announced: dict[str, str] = {}  # vessel -> worker: listed by its roster, by no fleet state yet
         self.pos = np.zeros((capacity, 3))
         self.quat = np.tile(IDENTITY_QUAT, (capacity, 1))
         self.twist = np.zeros((capacity, 6))
@@ -68,10 +69,29 @@ class Roster:
             if slot is None:
                 slot = self._add(name)
                 added.append((name, slot))
+            elif self.announced.pop(name, None) is not None:  # announced by its roster, now in a fleet state
+                self.alive[slot] = True
             self.owner[name] = worker
             slots[i] = slot
         self._worker_names[worker], self._worker_slots[worker] = names, slots
         return RosterUpdate(slots, added, removed)
+
+    def announce(self, worker: str, names: list[str]) -> RosterUpdate:
+        """Take `worker`'s latest roster (latched, so also heard by a node that starts late): slots for the vessels
+        it lists that no fleet state has shown yet (not alive: no state until a fleet state lists them, so no
+        other vessel's sensor sees them), so that their topics exist before the sim time runs; and the announced
+        vessels it no longer lists removed. `slots` is empty: the fleet state gives the row order."""
+        listed = set(names)
+        dropped = [gone for gone, w in self.announced.items() if w == worker and gone not in listed]
+        removed = [(gone, self._remove(gone)) for gone in dropped]
+        added = []
+        for name in names:
+            if name not in self.slot_of:
+                slot = self._add(name)
+                self.alive[slot] = False
+                self.owner[name] = self.announced[name] = worker
+                added.append((name, slot))
+        return RosterUpdate(np.empty(0, dtype=np.intp), added, removed)
 
     def _add(self, name: str) -> int:
         if not self._free:
@@ -84,6 +104,7 @@ class Roster:
     def _remove(self, name: str) -> int:
         slot = self.slot_of.pop(name)
         self.owner.pop(name, None)
+        self.announced.pop(name, None)
         self.names[slot] = None
         self.alive[slot] = False
         self.hull_half_flu[slot] = 0.0

@@ -35,7 +35,7 @@ from lotusim_sensors import acoustic, imu, lidar, sensor_messages
 from lotusim_sensors import checkpoint as sensor_checkpoint
 from lotusim_sensors.banks import NS_PER_S, SensorBanks
 from lotusim_sensors.modem import ModemQueue
-from lotusim_sensors.roster import Roster, shape_errors
+from lotusim_sensors.roster import Roster, RosterUpdate, shape_errors
 from lotusim_sensors.samplers import SAMPLERS, Site, parse_beacons
 from lotusim_sensors.sensor_messages import IMU_FIELDS as IMU_FIELDS  # re-exported for bench/bench_sensors.py
 from lotusim_sensors.suite import KINDS
@@ -106,7 +106,9 @@ class SensorPublisher(Node):
     # --- vessels and their suites -------------------------------------------------------------------------------
     def _update_fleet(self, worker: str, names: tuple[str, ...]) -> np.ndarray:
         """Slots of a worker's vessels; removes the vessels it no longer lists, configures the new ones."""
-        update = self._fleet.update(worker, names)
+        return self._apply(self._fleet.update(worker, names), worker)
+
+    def _apply(self, update: RosterUpdate, worker: str) -> np.ndarray:
         for name, slot in update.removed:
             self._sources.forget(name)
             self._unconfigure(slot)
@@ -117,11 +119,16 @@ class SensorPublisher(Node):
         return update.slots
 
     def _on_roster(self, msg: FleetRoster) -> None:
-        """A worker's latest roster: the vessels whose model or creation overrides it changes are configured again."""
-        for name in self._sources.on_roster(msg.worker, entries_of(msg.vessels)):
+        """A worker's latest roster: the vessels whose model or creation overrides it changes are configured again,
+        and the vessels it lists before any fleet state does get their topics now (Roster.announce: a node started
+        after the spawn, while `lotusim run` holds the sim time at 0, hears no fleet state until the sim time runs,
+        but the latched roster at once)."""
+        entries = entries_of(msg.vessels)
+        for name in self._sources.on_roster(msg.worker, entries):
             slot = self._slot_of.get(name)
             if slot is not None:
                 self._reconfigure(name, slot)
+        self._apply(self._fleet.announce(msg.worker, list(entries)), msg.worker)
 
     def _reconfigure(self, name: str, slot: int) -> None:
         self._unconfigure(slot)

@@ -21,7 +21,7 @@ DEMO_SCENARIO = "mixed_fleet_brest"
 DEMO_RTF, DEMO_DURATION_S = 1.0, 90.0  # what 99 vessels and their controllers get on 2 shared cores (quickstart)
 
 
-TOPICS_WAIT_S = 120.0  # wall s the sim time waits at 0 for the workers to make the spawned vessels' topics
+TOPICS_WAIT_S = 120.0  # wall s the sim time waits at 0 for the nodes to make the spawned vessels' topics
 SHUTDOWN_REPORT_S = 60.0  # wall s: the run's clean-up still going after this prints every thread's stack
 
 
@@ -252,7 +252,7 @@ def run_scenario(
             for r in result.results:
                 if not r.ok:
                     print(f"lotusim: vessel {r.name}: {r.reason}", flush=True)
-            _wait_for_vessel_topics(stats, result, spin_until)
+            _wait_for_vessel_topics(node, plan, stats, result, spin_until)
             summary["sim_start_s"] = 0.0  # held at 0 until now (run_clock)
             if record:
                 extra = ["/lotusim/console/audit"] if console is not None else []  # who commanded what
@@ -340,28 +340,43 @@ def _print_remappings(hil_plan) -> None:
         print(f"lotusim: not started (the stack drives): {', '.join(hil_plan.dropped_controllers)}", flush=True)
 
 
-def _wait_for_vessel_topics(stats: dict, result, spin_until) -> None:
+def _wait_for_vessel_topics(node, plan, stats: dict, result, spin_until) -> None:
     """Hold the sim time at 0 until every worker that got vessels reports them all with their topics made
-    (SimStats.vessel_count, endpoints_pending 0; a worker sends its statistics as soon as none is left). A worker
-    makes a new vessel's topics in the background, about a millisecond each, and DDS announces every one to every
-    process: with the sim time running meanwhile, the first 10 s of wall time of Table V's 187 vessels (1,500 topics
-    at the worker) ran 6.2-6.6 s of sim time, the drones' host answered late, and subscribers missed the first
-    messages of topics they had not matched yet. After TOPICS_WAIT_S the run starts anyway, with a note."""
+    (SimStats.vessel_count, endpoints_pending 0; a worker sends its statistics as soon as none is left), then until
+    the sensor node has made the sensor topics of the spawned vessels that carry sensors (it makes them when the
+    fleet state first shows the vessel). Each topic costs its process about a millisecond, and DDS announces every
+    one to every process: with the sim time running meanwhile, the first 10 s of wall time of Table V's 187 vessels
+    (1,500 topics at the worker, 1,100 at the sensor node) ran 6.2-6.6 s of sim time, the drones' host answered
+    late, and subscribers missed the first messages of topics they had not matched yet. After TOPICS_WAIT_S the run
+    starts anyway, with a note."""
+    from lotusim_core.sim.run_clock import sensors_missing, sensors_set_up, vessels_with_sensors
+
     expected = Counter(r.worker for r in result.results if r.ok)
+    sensing = vessels_with_sensors(plan) & {r.name for r in result.results if r.ok}
+    sensor_node = "sensor_publisher" in plan.node_parameters
 
     def left() -> int:
         return sum(
             stats[w].endpoints_pending if w in stats and stats[w].vessel_count >= n else n for w, n in expected.items()
         )
 
-    if not left():
+    def ready() -> bool:
+        return not left() and (not sensing or sensors_set_up(node, sensing, expected=sensor_node))
+
+    if ready():
         return
     start = time.monotonic()
-    print("lotusim: waiting for the workers to make the vessels' topics", flush=True)
+    print("lotusim: waiting for the nodes to make the vessels' topics", flush=True)
     try:
-        spin_until(lambda: not left(), TOPICS_WAIT_S, "")
+        spin_until(ready, TOPICS_WAIT_S, "")
     except TimeoutError:
-        print(f"lotusim: {left()} vessels' topics still to make after {TOPICS_WAIT_S:g} s; starting", flush=True)
+        if left():
+            what = f"{left()} vessels' topics"
+        else:
+            missing = sorted(sensors_missing(node, sensing, expected=sensor_node))
+            shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+            what = f"the sensor topics of {len(missing)} vessels ({shown})"
+        print(f"lotusim: {what} still to make after {TOPICS_WAIT_S:g} s; starting", flush=True)
         return
     print(f"lotusim: the vessels' topics made in {time.monotonic() - start:.1f} s", flush=True)
 
@@ -391,20 +406,9 @@ def _start_recorder(node, executor, path: str, plan, now_ns, extra: list[str] = 
         if len(plan.vessels) <= 10:
             topics += [f"/{v.name}/odom" for v in plan.vessels]
     topics += [t for t in extra if t not in topics]
-    # sim time is held: wait for the sensor node to set up the vessels' sensors (60 s at most), then for the
-    # topics (created in the background) until none is new for 5 s (2 s was outlasted under load in CI: a
-    # sensor topic reported as not recorded): the others are published by no node
-    from lotusim_core.ros.spin import wait_for
-    from lotusim_core.sim.run_clock import sensors_set_up, vessels_with_sensors
-
-    per_vessel = {t.split("/")[1] for t in topics if t.count("/") >= 2 and not t.endswith("/odom")}  # not the worker's
-    sensing = vessels_with_sensors(plan) & per_vessel
-    wait_for(
-        lambda t: executor.spin_once(timeout_sec=t),
-        lambda: not sensing or sensors_set_up(node, sensing, expected="sensor_publisher" in plan.node_parameters),
-        60.0,
-        step_s=0.1,
-    )
+    # sim time is held, the vessels' and sensors' topics made (_wait_for_vessel_topics): wait for the topics until
+    # none is new for 5 s (2 s was outlasted under load in CI: a sensor topic reported as not recorded): the
+    # others are published by no node
     sure = [t for t in topics if t.endswith("/odom") or t in ("/lotusim/fleet_state", "/lotusim/stats")]  # workers
     found, missing = resolve_topic_types(node, executor, topics, timeout_s=120.0, quiet_s=5.0, required=sure)
     if missing:

@@ -260,11 +260,16 @@ def sensors_set_up(node, vessels: set[str], sensor_node: str = "sensor_publisher
     """Whether the sensor node has created the topics of every vessel of `vessels` (it creates a vessel's
     sensor topics all at once, when it learns of the vessel from the fleet state). expected: the run started
     that node, so a node not (yet) in the graph is one still starting, not one that does not exist."""
+    return not sensors_missing(node, vessels, sensor_node, expected)
+
+
+def sensors_missing(node, vessels: set[str], sensor_node: str = "sensor_publisher", expected: bool = False) -> set:
+    """The vessels of `vessels` whose sensor topics the sensor node has not created (all of them while the node
+    is not in the graph and `expected`; none when there is no such node and it is not expected)."""
     if (sensor_node, "/") not in node.get_node_names_and_namespaces():
-        return not expected  # else no sensor node (or one renamed or in a namespace): nothing to wait for
+        return set(vessels) if expected else set()
     try:
         topics = node.get_publisher_names_and_types_by_node(sensor_node, "/")
     except Exception:  # noqa: BLE001 - rclpy raises NodeNameNonExistentError for a node gone meanwhile
-        return False
-    prefixes = {name.split("/")[1] for name, _ in topics if name.count("/") >= 2}
-    return vessels <= prefixes
+        return set(vessels)
+    return vessels - {name.split("/")[1] for name, _ in topics if name.count("/") >= 2}

@@ -123,7 +123,11 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
         collect(topic, kind)
     state_pub = test.create_publisher(FleetState, "/lotusim/fleet_state", 10)
     tx_pub = test.create_publisher(AcousticMessage, "/auv/modem/tx", 10)
-    _spin_until(executor, lambda: state_pub.get_subscription_count() > 0 and tx_pub.get_subscription_count() == 0)
+    # the latched roster alone made the vessels' topics, before any fleet state (a sensor node started after the
+    # spawn, the sim time held at 0, hears no fleet state until it runs), but none of them is a target yet
+    _spin_until(executor, lambda: state_pub.get_subscription_count() > 0 and tx_pub.get_subscription_count() > 0)
+    _spin_until(executor, lambda: len(test.get_publishers_info_by_topic("/glider/gps/fix")) == 1)
+    assert sensors._slot_of.keys() == set(VESSELS) and not sensors._fleet.alive.any()
 
     def step(k, names):
         t_ns = k * STEP_NS
@@ -138,7 +142,6 @@ def test_sensor_topics_rates_frames_values_and_vessel_removal(rig):
             state_pub.publish(bad)
             _spin_until(executor, lambda: "shape/w0" in sensors._warned)
         if k == 20:  # t = 0.2 s: the AUV sends 3 bytes to the USV, 500.1 m away
-            _spin_until(executor, lambda: tx_pub.get_subscription_count() > 0)
             tx_pub.publish(AcousticMessage(destination="usv", data=b"hi!"))
             _spin_until(executor, lambda: len(sensors._modem_queue) == 1)
     for k in range(101, 201):  # 1.01 .. 2.00 s: the USV has left the fleet

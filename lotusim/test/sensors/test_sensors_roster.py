@@ -164,3 +164,21 @@ def test_roster_entries_of_vessel_infos():
         SimpleNamespace(name="b", model="wamv", overrides_yaml="{sensors: {gps: {rate_hz: 2}}, mass: 10}"),
     ]
     assert entries_of(infos) == {"a": ("lrauv", None), "b": ("wamv", {"gps": {"rate_hz": 2}})}
+
+
+def test_a_roster_announces_vessels_before_their_fleet_state_without_making_them_alive():
+    """A worker's latched roster gives a sensor node started late its vessels' slots (and so their topics) before
+    the first fleet state; they are no targets (not alive) until a fleet state lists them, an older fleet state
+    without them does not remove them, and one the roster drops before any fleet state is removed."""
+    roster = Roster(capacity=4)
+    roster.update("w0", ("a",))
+    announced = roster.announce("w0", ["a", "b", "c"])
+    assert announced.added == [("b", 1), ("c", 2)] and announced.removed == [] and announced.slots.size == 0
+    assert roster.alive.tolist() == [True, False, False, False] and roster.owner == {"a": "w0", "b": "w0", "c": "w0"}
+    assert roster.update("w0", ("a",)).removed == []  # a fleet state published before the create
+    update = roster.update("w0", ("a", "b"))
+    assert update.added == [] and update.removed == [] and update.slots.tolist() == [0, 1]
+    assert roster.alive.tolist() == [True, True, False, False] and roster.announced == {"c": "w0"}
+    gone = roster.announce("w0", ["a", "b"])  # c deleted before any fleet state showed it
+    assert gone.removed == [("c", 2)] and gone.added == [] and roster.slot_of == {"a": 0, "b": 1}
+    assert roster.announce("w1", ["a"]).added == []  # known vessels are left to the fleet states
