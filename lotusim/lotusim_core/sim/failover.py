@@ -44,6 +44,7 @@ class Failover:
         self.snapshot_period_s = float(mas.declare_parameter("pose_snapshot_s", 2.0).value)
         self._next_snapshot = 0.0
         self._snapshotting = False
+        self._queued = None  # the snapshot coroutine handed to the executor and not started yet
         self._recovering: set[str] = set()
         mas.create_timer(0.5, self._tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.sim_time_s = 0.0  # the latest sim time a worker reported
@@ -77,10 +78,19 @@ class Failover:
         if now >= self._next_snapshot and not self._snapshotting:
             self._next_snapshot = now + self.snapshot_period_s
             if self.mas.context.ok():
-                self.mas.executor.create_task(self._snapshot())
+                self._queued = self._snapshot()
+                self.mas.executor.create_task(self._queued)
+
+    def close(self) -> None:
+        """A snapshot queued but never started (the executor shut down first) is closed, not left to the garbage
+        collector's 'coroutine was never awaited' warning at the end of every run."""
+        if self._queued is not None:
+            self._queued.close()
+            self._queued = None
 
     async def _snapshot(self) -> None:
         """Read the live workers' vessel lists (in parallel) for their last known poses."""
+        self._queued = None
         self._snapshotting = True
         try:
             workers = [w for w in self.mas.registry.workers if not self.health.is_down(w) and w not in self._recovering]

@@ -203,6 +203,10 @@ class MasServer(Node):
             response.descriptions.append(description)
         return response
 
+    def destroy_node(self) -> None:
+        self.failover.close()
+        super().destroy_node()
+
     async def _on_checkpoint(self, request: Checkpoint.Request, response: Checkpoint.Response):
         """Save / restore / list checkpoints of every worker by name (lotusim_core.sim.checkpoint_coordinator)."""
         return await checkpoint_coordinator.handle(self, request, response)
