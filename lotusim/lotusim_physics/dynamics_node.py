@@ -169,8 +169,7 @@ class DynamicsWorker(Node):
             self.get_logger().error(f"vessel frozen: {fault}")
         for event in self.core.fleet.take_contact_events():  # aerial vehicles' touchdowns and lift-offs
             self.get_logger().info(str(event))
-            if event.touchdown:  # a contact that began: on /lotusim/collisions (KIND_SEA, KIND_DECK)
-                self._collision_pub.publish(out.touchdown_message(event, self.worker))
+            self._collision_pub.publish(out.aerial_contact_message(event, self.worker))  # KIND_SEA, KIND_DECK
         for event in self.core.fleet.take_collision_events():  # contacts that began (lotusim_physics.collisions)
             self.get_logger().warning(str(event))
             self._collision_pub.publish(out.collision_message(event, self.worker))

@@ -240,10 +240,11 @@ def collision_message(event: CollisionEvent, worker: str) -> Collision:
     return msg
 
 
-def touchdown_message(event: ContactEvent, worker: str) -> Collision:
-    """The lotusim_interfaces/Collision of an aerial vehicle's touchdown (KIND_SEA or KIND_DECK; position: where it
-    came to rest, map ENU; normal up; relative_speed: its descent speed before it)."""
-    msg = Collision(worker=worker, vessel=event.vessel, other=event.surface)
+def aerial_contact_message(event: ContactEvent, worker: str) -> Collision:
+    """The lotusim_interfaces/Collision of an aerial vehicle's touchdown or lift-off (ended; KIND_SEA or KIND_DECK;
+    position: where it came to rest or where it left, map ENU; normal up; relative_speed: its vertical speed
+    relative to the surface, down positive)."""
+    msg = Collision(worker=worker, vessel=event.vessel, other=event.surface, ended=not event.touchdown)
     msg.kind = Collision.KIND_SEA if event.surface == "sea" else Collision.KIND_DECK
     msg.header.stamp = stamp_from_ns(round(event.sim_time_s * 1e9))
     msg.header.frame_id = "map"

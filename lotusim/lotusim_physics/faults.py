@@ -40,11 +40,19 @@ class ContactEvent:
     sim_time_s: float
     touchdown: bool
     surface: str = "sea"  # "sea" (the sea or the ground at sea level) or the vessel whose deck it is
-    position_ned: tuple[float, float, float] | None = None  # a touchdown: where the vehicle's CO came to rest, NED m
-    descent_mps: float = math.nan  # a touchdown: its descent speed (relative to the deck) before it, m/s
+    # a touchdown: where the vehicle's CO came to rest; a lift-off: where it was at the end of the step; NED m
+    position_ned: tuple[float, float, float] | None = None
+    # relative to the surface (the deck), down positive: a touchdown's descent speed at the start of its step; a
+    # lift-off's vertical speed at the end of its step (negative: climbing), m/s
+    descent_mps: float = math.nan
 
     def __str__(self) -> str:
         where = "the sea" if self.surface == "sea" else f"the deck of '{self.surface}'"
         what = f"touched down on {where}" if self.touchdown else f"lifted off {where}"
-        speed = f" (descending at {self.descent_mps:.2f} m/s)" if math.isfinite(self.descent_mps) else ""
+        if not math.isfinite(self.descent_mps):
+            speed = ""
+        elif self.touchdown:
+            speed = f" (descending at {self.descent_mps:.2f} m/s)"
+        else:
+            speed = f" (climbing at {-self.descent_mps:.2f} m/s)"
         return f"vessel '{self.vessel}' {what} at t={self.sim_time_s:.3f} s{speed}"

@@ -756,8 +756,17 @@ class Fleet:
                 self._contact_events.append(ContactEvent(drone, t_end_s, True, vessel, where, speed))
         for drone, vessel in self._on_deck.items():
             if now.get(drone) != vessel and drone in self._index:
-                self._contact_events.append(ContactEvent(drone, t_end_s, False, vessel))
+                row = self._index[drone]
+                where = tuple(float(v) for v in self._xs[row, L.X_POS : L.X_POS + 3])
+                deck = self._index.get(vessel)
+                speed = self._descent_mps(row) - (self._descent_mps(deck) if deck is not None else 0.0)
+                self._contact_events.append(ContactEvent(drone, t_end_s, False, vessel, where, speed))
         self._on_deck = now
+
+    def _descent_mps(self, row: int) -> float:
+        """The vertical speed of the vessel in `row`, down positive (NED), m/s."""
+        r = frames.rotation_matrix(self._xs[row, L.X_Q : L.X_Q + 4])
+        return float((r @ self._xs[row, L.X_NU : L.X_NU + 3])[2])
 
     def _sample_waves(self, t_s: float, waves: WaveComponents) -> None:
         """Write the sea at each vessel (layout.X_WAVE: mean elevation over the hull, slopes, orbital velocity)."""
@@ -802,7 +811,7 @@ class Fleet:
                 t_event = float(t_s) + self.dt_s * (int(self._fault_step[i]) + 1)
                 down = code == L.EVENT_TOUCHDOWN
                 where = tuple(float(v) for v in self._xs[i, L.X_POS : L.X_POS + 3])
-                speed = float(self._impact[i]) if down else math.nan
+                speed = float(self._impact[i]) if down else self._descent_mps(i)
                 self._contact_events.append(ContactEvent(self.names[i], t_event, down, "sea", where, speed))
                 self._fault_step[i] = 0
                 self._status[i] = 0

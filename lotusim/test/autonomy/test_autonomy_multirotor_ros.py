@@ -135,7 +135,8 @@ def test_standalone_node_refuses_bad_parameters_with_the_key(ros_context, params
 def test_hosted_flight_controller_lands_an_x500_on_a_moving_wamv(ros_context):
     """land_on over DDS: a WAM-V driven at 0.6 throttle (1.5 m/s) by the test, an X500 holding 6 m up behind it;
     after `land_on: usv` the drone is on the WAM-V's deck (over its 2.4 m x 2.0 m rectangle, 1.0 m above its CO)
-    with its rotors stopped, moving with it."""
+    with its rotors stopped, moving with it; `takeoff` lifts it off the moving deck again. Both on
+    /lotusim/collisions."""
     sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=50.0)
     host = None
     try:
@@ -183,6 +184,16 @@ def test_hosted_flight_controller_lands_an_x500_on_a_moving_wamv(ros_context):
         print(f"touchdown: {touchdown.relative_speed:.2f} m/s relative to the deck")
         assert 0.3 < touchdown.relative_speed < 1.0
         assert (touchdown.normal.x, touchdown.normal.y, touchdown.normal.z) == (0.0, 0.0, 1.0)
+        assert not touchdown.ended
+        # takeoff from the moving deck: one lift-off, from over the deck, climbing relative to it
+        assert call(sim, sim.client.create_client(Trigger, "/drone/takeoff")).success
+        run_lockstep(sim, fc, 150)  # 3 s
+        spin_until(sim.executor, lambda: any(c.ended for c in contacts), 5.0, "the lift-off event")
+        (lift_off,) = [c for c in contacts if c.ended]
+        print(f"lift-off: {-lift_off.relative_speed:.2f} m/s up relative to the deck")
+        assert (lift_off.vessel, lift_off.other, lift_off.kind) == ("drone", "usv", Collision.KIND_DECK)
+        assert lift_off.relative_speed < 0.0 and len(contacts) == 2
+        assert fleet.position_ned[i, 2] < fleet.position_ned[j, 2] - 3.0 and not fleet.in_contact[i]
     finally:
         if host is not None:
             host.close()

@@ -189,7 +189,8 @@ def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tm
     assert 200 <= len(held) <= 260 and abs(np.median(error)) < 3.0 and error.std() < 6.0
     # each drone, spawned with its gear 0.073 m above the calm sea, touched down on it once, at the start, at
     # sqrt(2 g h) = 1.20 m/s less at most one step's g dt (its speed at the start of that step): /lotusim/collisions
-    touchdowns = list(read(tmp_path / "rec", "/lotusim/collisions"))
+    contacts = list(read(tmp_path / "rec", "/lotusim/collisions"))
+    touchdowns = [m for m in contacts if not m.ended]
     contact_height_m = load_vehicle("x500").aerial.contact_height_m
     assert sorted(m.vessel for m in touchdowns) == ["drone_1", "drone_2", "drone_3"], touchdowns
     for m in touchdowns:
@@ -200,6 +201,15 @@ def test_x500_waypoints_each_drone_flies_its_square_and_holds_the_last_corner(tm
         assert (m.position.x, m.position.y) == pytest.approx(spawn[:2], abs=0.01)
         assert m.position.z == pytest.approx(contact_height_m, abs=1e-4)  # the gear on the sea at z = 0 (nearly level)
         assert math.sqrt(2 * 9.81 * drop) - 9.81 * 0.02 - 0.01 <= m.relative_speed <= math.sqrt(2 * 9.81 * drop)
+    # ... and lifted off it once, at its takeoff: after the touchdown, near its spot (the 6 m/s wind pushes the
+    # resting drone a few cm), climbing
+    lift_offs = {m.vessel: m for m in contacts if m.ended}
+    assert sorted(lift_offs) == ["drone_1", "drone_2", "drone_3"] and len(contacts) == 6, contacts
+    for m in touchdowns:
+        up = lift_offs[m.vessel]
+        assert (up.kind, up.other) == (Collision.KIND_SEA, "sea") and stamp_s(up) > stamp_s(m)
+        assert (up.position.x, up.position.y) == pytest.approx((m.position.x, m.position.y), abs=0.5)
+        assert contact_height_m < up.position.z < contact_height_m + 0.5 and up.relative_speed < 0.0
 
 
 def starve_host_during_takeoff(

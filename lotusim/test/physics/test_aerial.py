@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from physics_reference_vehicles import level_quat
 
+from lotusim_core.base import frames
 from lotusim_core.base.catalogue import load_vehicle
 from lotusim_physics import layout as L
 from lotusim_physics.fleet import Fleet
@@ -156,11 +157,26 @@ def test_a_drone_rests_on_the_sea_surface_and_touchdown_is_reported(x500):
     assert events[0].descent_mps == pytest.approx(falling_speed(2.0 - CONTACT_H), abs=G * 0.011)
     assert events[0].position_ned == pytest.approx((0.0, 0.0, -CONTACT_H), abs=1e-9)
     assert str(events[0]) == "vessel 'x500' touched down on the sea at t=0.610 s (descending at 5.64 m/s)"
-    # on the surface it stays there; full throttle lifts it off again
+    # on the surface it stays there; full throttle lifts it off again, reported with where it left and its climb
     fleet.set_thruster_commands("x500", [OMEGA_MAX] * 4)
-    fleet.step(2.0, steps=100)
-    assert fleet.position_ned[0, 2] < -1.0 and not fleet.in_contact[0]
-    assert [e.touchdown for e in fleet.take_contact_events()] == [False]
+    k = 0
+    while fleet.in_contact[0]:
+        fleet.step(2.0 + 0.01 * k)
+        k += 1
+        assert k < 50, "no lift-off at full throttle within 0.5 s"
+    (lift_off,) = fleet.take_contact_events()
+    assert (lift_off.touchdown, lift_off.surface) == (False, "sea")
+    assert lift_off.sim_time_s == pytest.approx(2.0 + 0.01 * k)
+    assert lift_off.position_ned == pytest.approx(tuple(fleet.position_ned[0]), abs=1e-12)
+    assert lift_off.position_ned[2] < -CONTACT_H  # above the sea
+    climb = -(frames.rotation_matrix(fleet.q_ned_frd[0]) @ fleet.nu[0, :3])[2]
+    assert climb > 0.0 and lift_off.descent_mps == pytest.approx(-climb, abs=1e-12)
+    assert (
+        str(lift_off)
+        == f"vessel 'x500' lifted off the sea at t={lift_off.sim_time_s:.3f} s (climbing at {climb:.2f} m/s)"
+    )
+    fleet.step(3.0, steps=100)
+    assert fleet.position_ned[0, 2] < -1.0 and not fleet.in_contact[0] and fleet.take_contact_events() == []
 
 
 def test_a_sinking_drone_is_stopped_by_the_surface_not_below_it(x500):
