@@ -129,6 +129,14 @@ class SensorBanks(dict[str, Bank]):
         """Remove every sensor of `slot`; the kinds it had."""
         return [kind for kind, bank in self.items() if bank.clear(slot)]
 
+    def start_at(self, slot: int, t_ns: int) -> None:
+        """The vessel at `slot`, configured before any state of it (from its roster), has its first state at t_ns:
+        its sensors are first due then (not earlier: their periods count from the first sample), or at their
+        restored due times if later."""
+        for bank in self.values():
+            if bank.present[slot]:
+                bank.next_due_ns[slot] = max(int(bank.next_due_ns[slot]), t_ns)
+
     def restart_after(self, t_ns: int) -> None:
         """Sim time went back to t_ns: Bank.restart_after for every kind."""
         for bank in self.values():

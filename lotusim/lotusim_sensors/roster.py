@@ -12,7 +12,7 @@ acceleration (linear m/s, m/s^2 then angular rad/s, rad/s^2, base_link FLU), wat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,11 +22,13 @@ IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 @dataclass
 class RosterUpdate:
     """What one worker's list of names changed: its slots (in list order), then the vessels it added and removed
-    as (name, slot). A removed vessel's slot may be an added vessel's slot: handle `removed` before `added`."""
+    as (name, slot). A removed vessel's slot may be an added vessel's slot: handle `removed` before `added`. seen:
+    vessels announced by their roster (Roster.announce) that a fleet state lists for the first time."""
 
     slots: np.ndarray
     added: list[tuple[str, int]]
     removed: list[tuple[str, int]]
+    seen: list[tuple[str, int]] = field(default_factory=list)
 
 
 class Roster:
@@ -62,7 +64,7 @@ class Roster:
             return RosterUpdate(self._worker_slots[worker], [], [])
         previous = set(self._worker_names.get(worker, ()))
         removed = [(gone, self._remove(gone)) for gone in previous - set(names) if self.owner.get(gone) == worker]
-        added = []
+        added, seen = [], []
         slots = np.empty(len(names), dtype=np.intp)
         for i, name in enumerate(names):
             slot = self.slot_of.get(name)
@@ -71,10 +73,11 @@ class Roster:
                 added.append((name, slot))
             elif self.announced.pop(name, None) is not None:  # announced by its roster, now in a fleet state
                 self.alive[slot] = True
+                seen.append((name, slot))
             self.owner[name] = worker
             slots[i] = slot
         self._worker_names[worker], self._worker_slots[worker] = names, slots
-        return RosterUpdate(slots, added, removed)
+        return RosterUpdate(slots, added, removed, seen)
 
     def announce(self, worker: str, names: list[str]) -> RosterUpdate:
         """Take `worker`'s latest roster (latched, so also heard by a node that starts late): slots for the vessels

@@ -116,6 +116,8 @@ class SensorPublisher(Node):
         self._banks.grow(self._fleet.capacity)
         for name, slot in update.added:
             self._configure(name, slot, worker)
+        for _, slot in update.seen:  # configured from the roster: sampled from this first state on
+            self._banks.start_at(slot, self._t_ns)
         return update.slots
 
     def _on_roster(self, msg: FleetRoster) -> None:

@@ -178,6 +178,7 @@ def test_a_roster_announces_vessels_before_their_fleet_state_without_making_them
     assert roster.update("w0", ("a",)).removed == []  # a fleet state published before the create
     update = roster.update("w0", ("a", "b"))
     assert update.added == [] and update.removed == [] and update.slots.tolist() == [0, 1]
+    assert update.seen == [("b", 1)] and roster.update("w0", ("b", "a")).seen == []
     assert roster.alive.tolist() == [True, True, False, False] and roster.announced == {"c": "w0"}
     gone = roster.announce("w0", ["a", "b"])  # c deleted before any fleet state showed it
     assert gone.removed == [("c", 2)] and gone.added == [] and roster.slot_of == {"a": 0, "b": 1}
