@@ -344,11 +344,11 @@ def _wait_for_vessel_topics(node, plan, stats: dict, result, spin_until) -> None
     """Hold the sim time at 0 until every worker that got vessels reports them all with their topics made
     (SimStats.vessel_count, endpoints_pending 0; a worker sends its statistics as soon as none is left), then until
     the sensor node has made the sensor topics of the spawned vessels that carry sensors (it makes them when the
-    worker's latched roster or a fleet state first lists the vessel). Each topic costs its process about a millisecond, and DDS announces every
-    one to every process: with the sim time running meanwhile, the first 10 s of wall time of Table V's 187 vessels
-    (1,500 topics at the worker, 1,100 at the sensor node) ran 6.2-6.6 s of sim time, the drones' host answered
-    late, and subscribers missed the first messages of topics they had not matched yet. After TOPICS_WAIT_S the run
-    starts anyway, with a note."""
+    worker's latched roster or a fleet state first lists the vessel). Each topic costs its process about a
+    millisecond, and DDS announces every one to every process: with the sim time running meanwhile, the first 10 s
+    of wall time of Table V's 187 vessels (1,500 topics at the worker, 1,100 at the sensor node) ran 6.2-6.6 s of sim
+    time, the drones' host answered late, and subscribers missed the first messages of topics they had not matched
+    yet. After TOPICS_WAIT_S the run starts anyway, with a note."""
     from lotusim_core.sim.run_clock import sensors_missing, sensors_set_up, vessels_with_sensors
 
     expected = Counter(r.worker for r in result.results if r.ok)
