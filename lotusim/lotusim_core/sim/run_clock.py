@@ -258,8 +258,8 @@ def vessels_with_sensors(plan) -> set[str]:
 
 def sensors_set_up(node, vessels: set[str], sensor_node: str = "sensor_publisher", expected: bool = False) -> bool:
     """Whether the sensor node has created the topics of every vessel of `vessels` (it creates a vessel's
-    sensor topics all at once, when its worker's roster or a fleet state first lists the vessel). expected: the run started
-    that node, so a node not (yet) in the graph is one still starting, not one that does not exist."""
+    sensor topics all at once, when its worker's roster or a fleet state first lists the vessel). expected: the
+    run started that node, so a node not (yet) in the graph is one still starting, not one that does not exist."""
     return not sensors_missing(node, vessels, sensor_node, expected)
 
 
