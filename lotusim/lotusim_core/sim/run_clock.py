@@ -122,7 +122,16 @@ class RunClock:
         """The master's services are up and every worker applies the published environment (its SimStats in
         `stats`, by worker, report that revision): released earlier, a worker that got the latched environment
         late (a loaded machine) would apply it at some random sim time and the run would not be reproducible."""
-        spin_until(lambda: self.environment_revision is not None, timeout_s, "no environment on /lotusim/environment")
+        try:
+            spin_until(
+                lambda: self.environment_revision is not None, timeout_s, "no environment on /lotusim/environment"
+            )
+        except TimeoutError as exc:  # say what the graph shows: no publisher (its node down), or one not heard
+            publishers = [i.node_name for i in self._node.get_publishers_info_by_topic("/lotusim/environment")]
+            raise TimeoutError(
+                f"{exc}; its publishers in the graph: {', '.join(publishers) or 'none'} (the scenario's "
+                "current_server publishes it, latched; its log says why if it stopped)"
+            ) from None
 
         def applied() -> bool:
             return all(w in stats and stats[w].environment_revision >= self.environment_revision for w in self.workers)

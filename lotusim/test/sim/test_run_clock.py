@@ -172,6 +172,11 @@ def test_release_waits_until_every_worker_applies_the_published_environment(ros_
         sim.client.create_subscription(SimStats, "/lotusim/stats", lambda m: stats.__setitem__(m.worker, m), 10)
         clock = RunClock(sim.client, sim.spin_once, "dynamics_0", ["worker_0"], 0.02, 1)
 
+        # no environment published yet: the error says which nodes publish it (none)
+        with pytest.raises(
+            TimeoutError, match=r"no environment on /lotusim/environment within 1 s; its publishers in the graph: none"
+        ):
+            clock.wait_ready(1.0, sim.spin_until, stats)
         # a worker's report from before the environment came: held, with the reason in the error
         stale = {"worker_0": SimStats(worker="worker_0", environment_revision=0)}
         latched = QoSProfile(
