@@ -12,11 +12,12 @@ is (k mod PHASES) / PHASES of a period late), as the workers spread the odometry
 host's work comes in smaller bursts.
 
 The drones' flight controllers have an intake of their own that steps them together on every fleet state
-(lotusim_autonomy.multirotor_controller.FlightFleetIntake).
+(lotusim_autonomy.multirotor_controller.FlightFleetIntake); both take the node's one subscription (FleetStateFeed).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -48,8 +49,34 @@ class _Layout:
     members: np.ndarray
 
 
+class FleetStateFeed:
+    """A node's one /lotusim/fleet_state subscription, handing each message to its listeners: the marine
+    controllers' FleetStateIntake and the drones' FlightFleetIntake (lotusim_autonomy.multirotor_controller), so
+    that a host of both takes and deserializes each fleet state once. A listener catches its own errors."""
+
+    @classmethod
+    def of(cls, node: Node) -> FleetStateFeed:
+        """The node's feed (made at the first listener)."""
+        feed = getattr(node, "_lotusim_fleet_state_feed", None)
+        if feed is None:
+            feed = cls(node)
+            node._lotusim_fleet_state_feed = feed
+        return feed
+
+    def __init__(self, node: Node) -> None:
+        self.listeners: list[Callable[[FleetState], None]] = []
+        self._sub = node.create_subscription(FleetState, TOPIC, self._on_fleet_state, 10)
+
+    def listen(self, callback: Callable[[FleetState], None]) -> None:
+        self.listeners.append(callback)
+
+    def _on_fleet_state(self, msg: FleetState) -> None:
+        for callback in self.listeners:
+            callback(msg)
+
+
 class FleetStateIntake:
-    """One /lotusim/fleet_state subscription for a host node's controllers (made at the first that asks: of)."""
+    """The fleet states of a host node's controllers (made at the first that asks: of; FleetStateFeed)."""
 
     @classmethod
     def of(cls, node: Node, rate_hz: float) -> FleetStateIntake:
@@ -70,7 +97,7 @@ class FleetStateIntake:
         self._phase_ns = np.zeros(0, dtype=np.int64)
         self._taken = np.zeros(0, dtype=np.int64)  # the period index of each member's last state
         self._layouts: dict[tuple[str, tuple[str, ...]], _Layout] = {}
-        self._sub = node.create_subscription(FleetState, TOPIC, self._on_fleet_state, 10)
+        FleetStateFeed.of(node).listen(self._on_fleet_state)
 
     def add(self, controller: StateTaker) -> None:
         """A controller joins: it takes its vessel's rows of the fleet state from now on."""

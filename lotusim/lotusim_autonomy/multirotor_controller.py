@@ -59,6 +59,7 @@ from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
 
 from lotusim_autonomy.controller_base import VesselController, main_for, standalone_node
+from lotusim_autonomy.fleet_state_intake import FleetStateFeed
 from lotusim_autonomy.multirotor import (
     PHASES,
     FlightMission,
@@ -387,7 +388,7 @@ class FlightFleetIntake:
         self.members: dict[str, tuple[FlightController, int]] = {}  # vessel -> (controller, row in its fleet)
         self.last_t: dict[str, float] = {}  # vessel -> stamp of its last state
         self._layouts: dict[tuple[str, tuple[str, ...]], tuple[list[_Group], JointCommands]] = {}
-        self._sub = node.create_subscription(FleetState, "/lotusim/fleet_state", self._on_fleet_state, 10)
+        FleetStateFeed.of(node).listen(self._on_fleet_state)  # shared with the host's marine controllers
         self._pub = node.create_publisher(JointState, "/lotusim/thruster_commands", 10)
         self._send = raw_publish(self._pub)
         # the answers name the host: a realtime clock master keeps its sim time within max_control_lag_s of them

@@ -199,3 +199,38 @@ def test_hosted_flight_controller_lands_an_x500_on_a_moving_wamv(ros_context):
             host.close()
             host.destroy_node()
         sim.close()
+
+
+def test_a_host_of_a_drone_and_an_auv_takes_the_fleet_state_once_and_steps_both(ros_context):
+    """A controller host with a flight controller and a depth autopilot (a hand-written controllers_yaml; `lotusim
+    run` gives drones hosts of their own) has one /lotusim/fleet_state subscription for both (FleetStateFeed):
+    each fleet state is taken and deserialized once, and both controllers step on it (the drone at 50 Hz, the
+    AUV at the host's 10 Hz)."""
+    sim = Sim(ros_context, mode="lockstep", step_s=STEP_S, odom_rate_hz=50.0)
+    host = None
+    try:
+        result = sim.command(
+            [create_item("drone", "x500", (0.0, 0.0, 6.0)), create_item("auv", "lrauv", (20.0, 0.0, -5.0))]
+        )
+        assert all(r.ok for r in result.results)
+        spec = """
+        - {type: flight_controller, vessel: drone, params: {model: x500}}
+        - type: depth_heading_autopilot
+          vessel: auv
+          params: {model: lrauv, setpoints: {depth_m: 5.0, heading_deg: 90.0}}
+        """
+        host = ControllerHost(context=ros_context, parameter_overrides=[Parameter("controllers_yaml", value=spec)])
+        sim.executor.add_node(host)
+        fc, auv = host.controllers[("flight_controller", "drone")], host.controllers[("depth_heading_autopilot", "auv")]
+        subscriptions = [
+            i for i in host.get_subscriptions_info_by_topic("/lotusim/fleet_state") if i.node_name == host.get_name()
+        ]
+        assert len(subscriptions) == 1, subscriptions
+        run_lockstep(sim, fc, 50)  # 1 s
+        spin_until(sim.executor, lambda: auv.odom_count >= 10, 10.0, "the AUV's states")
+        assert fc.odom_count >= 50 and 10 <= auv.odom_count <= 11, (fc.odom_count, auv.odom_count)
+    finally:
+        if host is not None:
+            host.close()
+            host.destroy_node()
+        sim.close()
