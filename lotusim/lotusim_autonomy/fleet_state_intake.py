@@ -49,6 +49,15 @@ class _Layout:
     members: np.ndarray
 
 
+def one_per_node(node: Node, attribute: str, make: Callable[[], Any]) -> Any:
+    """The object a node keeps under `attribute`, made by `make()` at the first call."""
+    found = getattr(node, attribute, None)
+    if found is None:
+        found = make()
+        setattr(node, attribute, found)
+    return found
+
+
 class FleetStateFeed:
     """A node's one /lotusim/fleet_state subscription, handing each message to its listeners: the marine
     controllers' FleetStateIntake and the drones' FlightFleetIntake (lotusim_autonomy.multirotor_controller), so
@@ -57,11 +66,7 @@ class FleetStateFeed:
     @classmethod
     def of(cls, node: Node) -> FleetStateFeed:
         """The node's feed (made at the first listener)."""
-        feed = getattr(node, "_lotusim_fleet_state_feed", None)
-        if feed is None:
-            feed = cls(node)
-            node._lotusim_fleet_state_feed = feed
-        return feed
+        return one_per_node(node, "_lotusim_fleet_state_feed", lambda: cls(node))
 
     def __init__(self, node: Node) -> None:
         self.listeners: list[Callable[[FleetState], None]] = []
@@ -81,11 +86,7 @@ class FleetStateIntake:
     @classmethod
     def of(cls, node: Node, rate_hz: float) -> FleetStateIntake:
         """The node's intake, stepping its controllers at rate_hz of sim time (the first caller's rate)."""
-        intake = getattr(node, "_lotusim_state_intake", None)
-        if intake is None:
-            intake = cls(node, rate_hz)
-            node._lotusim_state_intake = intake
-        return intake
+        return one_per_node(node, "_lotusim_state_intake", lambda: cls(node, rate_hz))
 
     def __init__(self, node: Node, rate_hz: float) -> None:
         if not rate_hz > 0.0:

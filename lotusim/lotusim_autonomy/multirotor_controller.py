@@ -59,7 +59,7 @@ from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
 
 from lotusim_autonomy.controller_base import VesselController, main_for, standalone_node
-from lotusim_autonomy.fleet_state_intake import FleetStateFeed
+from lotusim_autonomy.fleet_state_intake import FleetStateFeed, one_per_node
 from lotusim_autonomy.multirotor import (
     PHASES,
     FlightMission,
@@ -376,11 +376,7 @@ class FlightFleetIntake:
     @classmethod
     def of(cls, node: Node) -> FlightFleetIntake:
         """The node's intake (made at the first flight controller that asks)."""
-        intake = getattr(node, "_lotusim_flight_fleet", None)
-        if intake is None:
-            intake = cls(node)
-            node._lotusim_flight_fleet = intake
-        return intake
+        return one_per_node(node, "_lotusim_flight_fleet", lambda: cls(node))
 
     def __init__(self, node: Node) -> None:
         self.node = node
